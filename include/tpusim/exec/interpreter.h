@@ -1,0 +1,66 @@
+// The functional executor: evaluates a module's functions on host tensors,
+// op by op, with the semantics of each op's OpDef and the chosen numerics.
+#ifndef TPUSIM_EXEC_INTERPRETER_H_
+#define TPUSIM_EXEC_INTERPRETER_H_
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/ops/op_def.h"
+#include "tpusim/tensor/tensor.h"
+
+namespace tpusim::exec {
+
+// Where one process sits in a replicas x partitions grid.
+struct ProcessPlace {
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
+  int64_t num_replicas = 1;
+  int64_t num_partitions = 1;
+  ops::Collectives* collectives = nullptr;  // not owned; null when alone
+};
+
+// Runs functions of one module. REQUIRES: the module outlives the
+// Interpreter and was verified. Not thread-safe: run processes of a grid
+// with one Interpreter each.
+class Interpreter : public ops::EvalContext {
+ public:
+  Interpreter(const ir::Module& module, ops::EvalOptions options,
+              ProcessPlace place = {});
+
+  // Evaluates `function` on `args` (one per parameter, of its types).
+  StatusOr<std::vector<Tensor>> Run(std::string_view function,
+                                    std::span<const Tensor> args);
+
+  const ir::Module& module() const { return module_; }
+
+  // ops::EvalContext
+  const ops::EvalOptions& options() const override { return options_; }
+  StatusOr<std::vector<Tensor>> RunRegion(const ir::Region& region,
+                                          std::span<const Tensor> args) override;
+  StatusOr<std::vector<Tensor>> Call(std::string_view function,
+                                     std::span<const Tensor> args) override;
+  int64_t replica_id() const override { return place_.replica_id; }
+  int64_t partition_id() const override { return place_.partition_id; }
+  int64_t num_replicas() const override { return place_.num_replicas; }
+  int64_t num_partitions() const override { return place_.num_partitions; }
+  ops::Collectives* collectives() override { return place_.collectives; }
+
+ private:
+  StatusOr<std::vector<Tensor>> RunBlock(const ir::Block& block,
+                                         std::span<const Tensor> args);
+  Status RunOp(const ir::Operation& op);
+
+  const ir::Module& module_;
+  ops::EvalOptions options_;
+  ProcessPlace place_;
+  std::vector<Tensor>* frame_ = nullptr;  // values of the running function
+  int depth_ = 0;
+};
+
+}  // namespace tpusim::exec
+
+#endif  // TPUSIM_EXEC_INTERPRETER_H_

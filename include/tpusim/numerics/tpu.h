@@ -1,0 +1,34 @@
+// The TPU's numerics: its f32 -> bf16 rounding and the MXU's precision passes.
+//
+// Shared by the host executor (--numerics tpu) and the cycle-level MXU
+// reference model, so both compute the same bits.
+#ifndef TPUSIM_NUMERICS_TPU_H_
+#define TPUSIM_NUMERICS_TPU_H_
+
+#include <cstdint>
+
+namespace tpusim::numerics {
+
+// How many bf16 MXU passes an f32 matmul takes.
+enum class MatmulPrecision {
+  kDefault,  // 1 pass: inputs rounded to bf16, f32 accumulation
+  kHigh,     // 3 passes (bf16_3x): hi*hi + hi*lo + lo*hi
+  kHighest,  // 6 passes: hi/mid/lo splits, all products of order <= 2
+};
+
+int NumPasses(MatmulPrecision p);  // 1, 3, 6
+const char* MatmulPrecisionName(MatmulPrecision p);  // "DEFAULT", ...
+
+// The TPU's f32 -> bf16: round to nearest even, overflow to inf, subnormal
+// inputs and results flushed to (signed) zero, NaN and inf kept.
+uint16_t TpuFloatToBf16(float f);
+// TpuFloatToBf16 then back to f32.
+float TpuRoundToBf16(float f);
+
+// Splits x into n bf16-representable parts (n = 1, 2 or 3), each the TPU
+// bf16 rounding of what the previous parts leave: x ~= parts[0] + ... .
+void SplitBf16(float x, int n, float* parts);
+
+}  // namespace tpusim::numerics
+
+#endif  // TPUSIM_NUMERICS_TPU_H_

@@ -1,0 +1,94 @@
+// The op table: every op tpusim knows is defined once, in one file under
+// src/ops/, by an OpDef that holds its shape rule and its evaluation (and, in
+// later work, the hardware-independent work it does). Front ends build generic
+// ir::Operations; everything that needs an op's meaning looks it up here.
+//
+// Adding an op: write an OpDef in the src/ops/ file of its family and register
+// it with TPUSIM_REGISTER_OP; add tests beside it.
+#ifndef TPUSIM_OPS_OP_DEF_H_
+#define TPUSIM_OPS_OP_DEF_H_
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/numerics/tpu.h"
+#include "tpusim/tensor/tensor.h"
+
+namespace tpusim::ops {
+
+enum class Numerics {
+  kReference,  // the StableHLO spec's exact semantics
+  kTpu,        // the TPU's: bf16 MXU passes for f32 dot/conv, TPU bf16 rounding
+};
+
+struct EvalOptions {
+  Numerics numerics = Numerics::kReference;
+  // Overrides every dot/conv's precision attribute when set.
+  bool override_precision = false;
+  numerics::MatmulPrecision precision = numerics::MatmulPrecision::kDefault;
+};
+
+class Collectives;  // see ops/collectives.h; exchanges data between processes
+
+// What an op's evaluation may ask of the interpreter running it.
+// Implemented by the interpreter; one per running process.
+class EvalContext {
+ public:
+  virtual ~EvalContext() = default;
+  virtual const EvalOptions& options() const = 0;
+  // Runs a region of the op being evaluated with `args` bound to its entry
+  // block's arguments; returns the operands of its terminator.
+  virtual StatusOr<std::vector<Tensor>> RunRegion(const ir::Region& region,
+                                                  std::span<const Tensor> args) = 0;
+  // Calls a function of the module by name.
+  virtual StatusOr<std::vector<Tensor>> Call(std::string_view function,
+                                             std::span<const Tensor> args) = 0;
+  // This process's place in the replicas x partitions grid (0, 0 alone).
+  virtual int64_t replica_id() const = 0;
+  virtual int64_t partition_id() const = 0;
+  virtual int64_t num_replicas() const = 0;
+  virtual int64_t num_partitions() const = 0;
+  // The channel to other processes; null when running alone.
+  virtual Collectives* collectives() = 0;
+};
+
+using VerifyFn = std::function<Status(const ir::Operation& op)>;
+using EvalFn = std::function<StatusOr<std::vector<Tensor>>(
+    EvalContext& ctx, const ir::Operation& op, std::span<const Tensor> operands)>;
+
+struct OpDef {
+  std::string name;  // full name, "stablehlo.add"
+  // Shape rule: checks operand and result types and attributes. Errors need
+  // no location; the verifier adds it.
+  VerifyFn verify;
+  // Computes the results from operand values. Null for ops that only
+  // structure the program (func.return, stablehlo.return) and are handled by
+  // the interpreter itself.
+  EvalFn eval;
+  // Terminators end a block and are handled by the interpreter.
+  bool is_terminator = false;
+};
+
+class OpRegistry {
+ public:
+  // Adds `def`; returns true. Duplicate names abort at start-up (a bug).
+  static bool Register(OpDef def);
+  // The definition of `name`, or null if tpusim does not know the op.
+  static const OpDef* Lookup(ir::OpName name);
+  static const OpDef* Lookup(std::string_view name);
+  // Every registered op name, sorted.
+  static std::vector<std::string> Names();
+};
+
+}  // namespace tpusim::ops
+
+#define TPUSIM_REGISTER_OP(...)                                         \
+  [[maybe_unused]] static const bool TPUSIM_CONCAT_(tpusim_op_reg_, __LINE__) = \
+      ::tpusim::ops::OpRegistry::Register(__VA_ARGS__)
+
+#endif  // TPUSIM_OPS_OP_DEF_H_

@@ -1,0 +1,1 @@
+// Placeholder source for modules with no sources of their own yet.

@@ -1,0 +1,290 @@
+#include "tpusim/ir/attribute.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace tpusim::ir {
+
+Attribute Attribute::Make(Data d) {
+  Attribute a;
+  a.data_ = std::make_shared<const Data>(std::move(d));
+  return a;
+}
+
+Attribute Attribute::Unit() { return Make({.kind = Kind::kUnit}); }
+Attribute Attribute::Bool(bool b) { return Make({.kind = Kind::kBool, .i = b}); }
+Attribute Attribute::Int(int64_t v, ElementType type) {
+  return Make({.kind = Kind::kInt, .i = v, .type = Type::Tensor(type, {})});
+}
+Attribute Attribute::Float(double v, ElementType type) {
+  return Make({.kind = Kind::kFloat, .f = v, .type = Type::Tensor(type, {})});
+}
+Attribute Attribute::String(std::string s) {
+  return Make({.kind = Kind::kString, .s = std::move(s)});
+}
+Attribute Attribute::TypeAttr(Type t) {
+  return Make({.kind = Kind::kType, .type = std::move(t)});
+}
+Attribute Attribute::SymbolRef(std::string name) {
+  return Make({.kind = Kind::kSymbolRef, .s = std::move(name)});
+}
+Attribute Attribute::Array(std::vector<Attribute> elements) {
+  return Make({.kind = Kind::kArray, .array = std::move(elements)});
+}
+Attribute Attribute::DenseArray(ElementType type, std::vector<int64_t> values) {
+  return Make({.kind = Kind::kDenseArray,
+               .type = Type::Tensor(type, {static_cast<int64_t>(values.size())}),
+               .ints = std::move(values)});
+}
+Attribute Attribute::DenseElements(Type type, std::vector<uint8_t> bytes) {
+  return Make({.kind = Kind::kDenseElements,
+               .type = std::move(type),
+               .bytes = std::make_shared<const std::vector<uint8_t>>(std::move(bytes))});
+}
+Attribute Attribute::Dict(std::vector<NamedAttribute> entries) {
+  return Make({.kind = Kind::kDict, .fields = std::move(entries)});
+}
+Attribute Attribute::Enum(std::string dialect, std::string value) {
+  return Make({.kind = Kind::kEnum, .s = std::move(value), .name = std::move(dialect)});
+}
+Attribute Attribute::Struct(std::string name, std::vector<NamedAttribute> fields) {
+  return Make({.kind = Kind::kStruct, .name = std::move(name), .fields = std::move(fields)});
+}
+
+Attribute Attribute::Get(std::string_view key) const {
+  if (!data_) return {};
+  for (const auto& [k, v] : data_->fields) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+namespace {
+
+int64_t LoadInt(const uint8_t* p, ElementType t) {
+  switch (StorageBytes(t)) {
+    case 1: return IsUnsignedInt(t) || IsBool(t) ? int64_t{*p} : int64_t{static_cast<int8_t>(*p)};
+    case 2: { uint16_t v; std::memcpy(&v, p, 2); return IsUnsignedInt(t) ? int64_t{v} : int64_t{static_cast<int16_t>(v)}; }
+    case 4: { uint32_t v; std::memcpy(&v, p, 4); return IsUnsignedInt(t) ? int64_t{v} : int64_t{static_cast<int32_t>(v)}; }
+    default: { int64_t v; std::memcpy(&v, p, 8); return v; }
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> Attribute::AsInts() const {
+  switch (kind()) {
+    case Kind::kDenseArray:
+      return data_->ints;
+    case Kind::kArray: {
+      std::vector<int64_t> out;
+      for (const Attribute& a : data_->array) {
+        if (a.kind() != Kind::kInt) return {};
+        out.push_back(a.int_value());
+      }
+      return out;
+    }
+    case Kind::kDenseElements: {
+      ElementType e = data_->type.element();
+      if (!IsInteger(e) && !IsBool(e)) return {};
+      int64_t n = data_->type.num_elements();
+      int w = StorageBytes(e);
+      // A splat may be stored as one element.
+      bool splat = static_cast<int64_t>(data_->bytes->size()) == w && n != 1;
+      std::vector<int64_t> out(n);
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = LoadInt(data_->bytes->data() + (splat ? 0 : i * w), e);
+      }
+      return out;
+    }
+    default:
+      return {};
+  }
+}
+
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "\\%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string FormatDouble(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keep it a float
+  if (s == "inf" || s == "-inf" || s == "nan" || s == "-nan") {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
+    return buf;
+  }
+  return s;
+}
+
+void PrintIntList(const std::vector<int64_t>& v, const Shape& shape, size_t dim,
+                  int64_t& pos, std::string& out) {
+  if (dim == shape.size()) {
+    out += std::to_string(v[pos++]);
+    return;
+  }
+  out += "[";
+  for (int64_t i = 0; i < shape[dim]; ++i) {
+    if (i) out += ", ";
+    PrintIntList(v, shape, dim + 1, pos, out);
+  }
+  out += "]";
+}
+
+std::string DenseToString(const Attribute& a) {
+  const Type& t = a.type();
+  ElementType e = t.element();
+  std::string out = "dense<";
+  if (IsInteger(e)) {
+    std::vector<int64_t> v = a.AsInts();
+    int64_t pos = 0;
+    PrintIntList(v, t.shape(), 0, pos, out);
+  } else if (IsBool(e)) {
+    std::vector<int64_t> v = a.AsInts();
+    std::string ints;
+    int64_t pos = 0;
+    PrintIntList(v, t.shape(), 0, pos, ints);
+    for (char c : ints) {
+      if (c == '0') out += "false";
+      else if (c == '1') out += "true";
+      else out += c;
+    }
+  } else {
+    // Floats and complex: exact bits as a hex blob, little-endian elements.
+    static const char* kHex = "0123456789ABCDEF";
+    out += "\"0x";
+    for (uint8_t b : a.bytes()) {
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+    out += "\"";
+  }
+  return out + "> : " + t.ToString();
+}
+
+}  // namespace
+
+std::string Attribute::ToString() const {
+  switch (kind()) {
+    case Kind::kNull: return "<<null>>";
+    case Kind::kUnit: return "unit";
+    case Kind::kBool: return bool_value() ? "true" : "false";
+    case Kind::kInt:
+      return std::to_string(int_value()) + " : " +
+             std::string(ElementTypeName(element_type()));
+    case Kind::kFloat:
+      return FormatDouble(float_value()) + " : " +
+             std::string(ElementTypeName(element_type()));
+    case Kind::kString: return Quote(str());
+    case Kind::kType: return type().ToString();
+    case Kind::kSymbolRef: return "@" + str();
+    case Kind::kArray: {
+      std::string s = "[";
+      for (size_t i = 0; i < array().size(); ++i) {
+        if (i) s += ", ";
+        s += array()[i].ToString();
+      }
+      return s + "]";
+    }
+    case Kind::kDenseArray: {
+      std::string s = "array<" + std::string(ElementTypeName(element_type()));
+      for (size_t i = 0; i < ints().size(); ++i) {
+        s += i ? ", " : ": ";
+        if (IsBool(element_type())) s += ints()[i] ? "true" : "false";
+        else s += std::to_string(ints()[i]);
+      }
+      return s + ">";
+    }
+    case Kind::kDenseElements: return DenseToString(*this);
+    case Kind::kDict: {
+      std::string s = "{";
+      for (size_t i = 0; i < fields().size(); ++i) {
+        if (i) s += ", ";
+        s += fields()[i].first;
+        if (fields()[i].second.kind() != Kind::kUnit) {
+          s += " = " + fields()[i].second.ToString();
+        }
+      }
+      return s + "}";
+    }
+    case Kind::kEnum: {
+      // "stablehlo.comparison_direction" -> #stablehlo<comparison_direction EQ>
+      size_t dot = name().find('.');
+      return "#" + name().substr(0, dot) + "<" + name().substr(dot + 1) + " " + str() + ">";
+    }
+    case Kind::kStruct: {
+      std::string s = "#" + name() + "<";
+      for (size_t i = 0; i < fields().size(); ++i) {
+        if (i) s += ", ";
+        s += fields()[i].first + " = " + fields()[i].second.ToString();
+      }
+      return s + ">";
+    }
+  }
+  return "?";
+}
+
+bool operator==(const Attribute& a, const Attribute& b) {
+  if (a.data_ == b.data_) return true;
+  if (!a.data_ || !b.data_) return false;
+  const auto& x = *a.data_;
+  const auto& y = *b.data_;
+  if (x.kind != y.kind || x.i != y.i || x.s != y.s || x.name != y.name ||
+      x.type != y.type || x.array != y.array || x.ints != y.ints ||
+      x.fields != y.fields) {
+    return false;
+  }
+  if (x.kind == Attribute::Kind::kFloat &&
+      std::memcmp(&x.f, &y.f, sizeof x.f) != 0) {
+    return false;
+  }
+  if (static_cast<bool>(x.bytes) != static_cast<bool>(y.bytes)) return false;
+  return !x.bytes || *x.bytes == *y.bytes;
+}
+
+void AttributeMap::Set(std::string key, Attribute value) {
+  for (auto& [k, v] : entries_) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  entries_.emplace_back(std::move(key), std::move(value));
+}
+
+Attribute AttributeMap::Get(std::string_view key) const {
+  for (const auto& [k, v] : entries_) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+bool AttributeMap::Erase(std::string_view key) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->first == key) {
+      entries_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace tpusim::ir

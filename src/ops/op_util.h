@@ -1,0 +1,48 @@
+// Helpers shared by the op definitions in src/ops/: operand/result checks for
+// shape rules and small utilities for evaluation. Internal to src/ops.
+#ifndef TPUSIM_OPS_OP_UTIL_H_
+#define TPUSIM_OPS_OP_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/ops/op_def.h"
+#include "tpusim/tensor/tensor.h"
+
+namespace tpusim::ops {
+
+// Shape-rule building blocks. Each returns kInvalidArgument with a message
+// naming the op and what is wrong.
+Status ExpectNumOperands(const ir::Operation& op, int n);
+Status ExpectNumResults(const ir::Operation& op, int n);
+Status ExpectNumRegions(const ir::Operation& op, int n);
+// Every operand and result is a tensor (not a tuple or token).
+Status ExpectAllTensors(const ir::Operation& op);
+// Result i has exactly `type`.
+Status ExpectResultType(const ir::Operation& op, int i, const ir::Type& type);
+// A required attribute of the given kind.
+StatusOr<ir::Attribute> GetAttr(const ir::Operation& op, std::string_view key,
+                                ir::Attribute::Kind kind);
+// A required integer-list attribute (array<i64>, [..], or dense<..>).
+StatusOr<std::vector<int64_t>> GetInts(const ir::Operation& op, std::string_view key);
+// An optional integer-list attribute: `fallback` when absent.
+std::vector<int64_t> GetIntsOr(const ir::Operation& op, std::string_view key,
+                               std::vector<int64_t> fallback);
+// An optional integer attribute.
+int64_t GetIntOr(const ir::Operation& op, std::string_view key, int64_t fallback);
+// The value of an enum attribute (#stablehlo<comparison_direction EQ> -> "EQ"),
+// or `fallback` when absent.
+std::string GetEnumOr(const ir::Operation& op, std::string_view key,
+                      std::string fallback);
+
+// "dims [1, 0]" style formatting for messages.
+std::string FormatInts(const std::vector<int64_t>& v);
+
+// Allocates one result of each result type of `op`.
+StatusOr<std::vector<Tensor>> AllocateResults(const ir::Operation& op);
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_OP_UTIL_H_

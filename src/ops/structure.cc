@@ -1,0 +1,51 @@
+// Ops that structure a program rather than compute: constants, returns and
+// calls between functions.
+#include "ops/op_util.h"
+
+namespace tpusim::ops {
+namespace {
+
+// constant: the value of its `value` attribute.
+Status VerifyConstant(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 0));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute value,
+                          GetAttr(op, "value", ir::Attribute::Kind::kDenseElements));
+  return ExpectResultType(op, 0, value.type());
+}
+
+StatusOr<std::vector<Tensor>> EvalConstant(EvalContext&, const ir::Operation& op,
+                                           std::span<const Tensor>) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::FromAttribute(op.attr("value")));
+  return std::vector<Tensor>{std::move(t)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.constant", .verify = VerifyConstant,
+                    .eval = EvalConstant});
+
+// Terminators: their operands are the results of the enclosing region; the
+// region's owner checks them against what it expects.
+Status VerifyTerminator(const ir::Operation& op) { return ExpectNumResults(op, 0); }
+
+TPUSIM_REGISTER_OP({.name = "func.return", .verify = VerifyTerminator,
+                    .is_terminator = true});
+TPUSIM_REGISTER_OP({.name = "stablehlo.return", .verify = VerifyTerminator,
+                    .is_terminator = true});
+
+// func.call @callee(args): the callee's results. The verifier checks that the
+// callee exists and that types match the callee's signature.
+StatusOr<std::vector<Tensor>> EvalCall(EvalContext& ctx, const ir::Operation& op,
+                                       std::span<const Tensor> operands) {
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute callee,
+                          GetAttr(op, "callee", ir::Attribute::Kind::kSymbolRef));
+  return ctx.Call(callee.str(), operands);
+}
+
+Status VerifyCall(const ir::Operation& op) {
+  return GetAttr(op, "callee", ir::Attribute::Kind::kSymbolRef).status();
+}
+
+TPUSIM_REGISTER_OP({.name = "func.call", .verify = VerifyCall, .eval = EvalCall});
+
+}  // namespace
+}  // namespace tpusim::ops

@@ -1,0 +1,106 @@
+#include "tpusim/verify/verifier.h"
+
+#include "tpusim/ops/op_def.h"
+
+namespace tpusim::verify {
+namespace {
+
+std::string TypeList(const std::vector<ir::Type>& types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i) s += ", ";
+    s += types[i].ToString();
+  }
+  return s + ")";
+}
+
+std::vector<ir::Type> TypesOf(const std::vector<ir::Value>& values) {
+  std::vector<ir::Type> out;
+  for (ir::Value v : values) out.push_back(v.type());
+  return out;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const ir::Module& module) : module_(module) {}
+
+  Status Run() {
+    for (const auto& f : module_.functions()) {
+      TPUSIM_RETURN_IF_ERROR(VerifyFunction(*f));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status VerifyFunction(const ir::Function& f) {
+    const ir::Block& entry = f.entry();
+    if (TypesOf(entry.arguments()) != f.type().inputs) {
+      return InvalidArgument("@" + f.name() + ": block arguments do not match the signature")
+          .WithLocation(f.loc().ToString());
+    }
+    const ir::Operation* ret = entry.terminator();
+    if (ret == nullptr || ret->name_str() != "func.return") {
+      return InvalidArgument("@" + f.name() + " does not end in func.return")
+          .WithLocation(f.loc().ToString());
+    }
+    if (TypesOf(ret->operands()) != f.type().results) {
+      return InvalidArgument("@" + f.name() + " returns " + TypeList(TypesOf(ret->operands())) +
+                             " but is declared to return " + TypeList(f.type().results))
+          .WithLocation(ret->loc().ToString());
+    }
+    return VerifyRegion(f.body());
+  }
+
+  Status VerifyRegion(const ir::Region& region) {
+    for (int b = 0; b < region.num_blocks(); ++b) {
+      for (const auto& op : region.block(b).ops()) {
+        TPUSIM_RETURN_IF_ERROR(VerifyOp(*op));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status VerifyOp(const ir::Operation& op) {
+    const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
+    if (def == nullptr) {
+      return Unimplemented("unknown op '" + op.name_str() + "'")
+          .WithLocation(op.loc().ToString());
+    }
+    if (op.name_str() == "func.call") TPUSIM_RETURN_IF_ERROR(VerifyCall(op));
+    if (def->verify) {
+      Status st = def->verify(op);
+      if (!st.ok()) return st.WithLocation(op.loc().ToString());
+    }
+    for (int r = 0; r < op.num_regions(); ++r) {
+      TPUSIM_RETURN_IF_ERROR(VerifyRegion(op.region(r)));
+    }
+    return Status::Ok();
+  }
+
+  Status VerifyCall(const ir::Operation& op) {
+    ir::Attribute callee = op.attr("callee");
+    if (callee.kind() != ir::Attribute::Kind::kSymbolRef) return Status::Ok();
+    const ir::Function* f = module_.Lookup(callee.str());
+    if (f == nullptr) {
+      return NotFound("call to unknown function @" + callee.str())
+          .WithLocation(op.loc().ToString());
+    }
+    if (TypesOf(op.operands()) != f->type().inputs ||
+        TypesOf(op.results()) != f->type().results) {
+      return InvalidArgument("call to @" + callee.str() + " with types " +
+                             TypeList(TypesOf(op.operands())) + " -> " +
+                             TypeList(TypesOf(op.results())) + " does not match " +
+                             f->type().ToString())
+          .WithLocation(op.loc().ToString());
+    }
+    return Status::Ok();
+  }
+
+  const ir::Module& module_;
+};
+
+}  // namespace
+
+Status VerifyModule(const ir::Module& module) { return Verifier(module).Run(); }
+
+}  // namespace tpusim::verify
