@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs tpusim's build and test dependencies from Debian's packages,
+# skipping the ones already present. Needs root (or sudo) only if any is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache
+  libdnnl-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-dev   # libFuzzer and sanitizer runtimes
+  python3-numpy           # test oracle for .npy files
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
