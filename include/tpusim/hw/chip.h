@@ -1,0 +1,91 @@
+// A TPU chip as plain data: what a TensorCore holds, how fast it runs, and
+// how much memory it has. Presets for v2 to 7x come with their sources; a
+// researcher changes a copy (a 256x256 MXU, twice the HBM bandwidth) by
+// dumping a preset to TOML, editing it, and loading it back.
+#ifndef TPUSIM_HW_CHIP_H_
+#define TPUSIM_HW_CHIP_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/base/status.h"
+
+namespace tpusim::hw {
+
+// Which operand stays in the MXU's PEs while the others stream through.
+enum class Dataflow {
+  kWeightStationary,  // the TPU's: a K x N weight tile is held, LHS rows stream
+  kOutputStationary,  // each PE accumulates one output; both operands stream
+  kInputStationary,   // an M x K LHS tile is held, weight columns stream
+};
+const char* DataflowName(Dataflow d);  // "weight_stationary", ...
+
+struct MxuSpec {
+  int rows = 128;             // PE rows: the contraction (K) side of a weight tile
+  int cols = 128;             // PE columns: the output (N) side
+  int per_core = 4;           // MXUs in one TensorCore
+  Dataflow dataflow = Dataflow::kWeightStationary;
+  // Weight-stationary: the next tile's weights load while the current tile
+  // computes (as on the TPU); otherwise loading stalls the array.
+  bool double_buffered = true;
+  double int8_rate = 2.0;     // int8 MACs per bf16 MAC slot (1 where unsupported)
+  double fp8_rate = 1.0;      // fp8 MACs per bf16 MAC slot
+};
+
+struct VectorUnitSpec {
+  int lanes = 128;            // VPU lanes
+  int sublanes = 8;           // VPU sublanes
+  double alu_ops_per_cycle = 4;         // elementwise ops per element slot per cycle
+  double transcendental_ops_per_cycle = 0.25;  // exp/log/... per slot per cycle
+  int transpose_units = 1;    // XLUs per TensorCore
+};
+
+struct MemorySpec {
+  int64_t vmem_bytes = 0;     // per TensorCore
+  int64_t hbm_bytes = 0;      // per chip
+  double hbm_bytes_per_s = 0; // per chip
+};
+
+struct ChipSpec {
+  std::string name;           // "v5e"
+  std::string description;    // one line for `tpusim chips`
+  int tensor_cores = 1;       // per chip
+  bool megacore = false;      // cores act as one device, work split between them
+  double clock_hz = 0;
+  MxuSpec mxu;
+  VectorUnitSpec vpu;
+  MemorySpec memory;
+  double op_overhead_s = 0;   // fixed cost per op launch (see docs/report.md)
+  // The vendor's bf16 peak, kept to check PeakBf16FlopsPerS(); 0 if unknown.
+  double published_bf16_flops = 0;
+  std::vector<std::string> sources;  // where each figure comes from
+
+  // bf16 FLOP/s of the whole chip from its own parameters:
+  // 2 x MACs/cycle x clock.
+  double PeakBf16FlopsPerS() const;
+  double PeakInt8OpsPerS() const;
+  // MXU multiply-accumulates per cycle in one TensorCore.
+  int64_t MacsPerCyclePerCore() const;
+};
+
+// OK, or kInvalidArgument naming the first impossible value (non-positive
+// sizes, clock or bandwidth; a vector unit wider than the MXU columns is fine).
+Status Validate(const ChipSpec& chip);
+
+// The built-in presets, v2 to 7x, in generation order.
+const std::vector<ChipSpec>& Presets();
+// A preset by name ("v5e", "v5litepod" and "tpu7x" are aliases); kNotFound
+// lists the known names.
+StatusOr<ChipSpec> FindPreset(std::string_view name);
+
+// TOML text of every field, with a comment per field; LoadChipToml reads it
+// back. Unknown keys and impossible values are kInvalidArgument with
+// file:line:col.
+std::string DumpChipToml(const ChipSpec& chip);
+StatusOr<ChipSpec> LoadChipToml(std::string_view text, const std::string& filename);
+
+}  // namespace tpusim::hw
+
+#endif  // TPUSIM_HW_CHIP_H_

@@ -1,0 +1,67 @@
+#include "tpusim/hw/chip.h"
+
+#include <cmath>
+
+namespace tpusim::hw {
+
+const char* DataflowName(Dataflow d) {
+  switch (d) {
+    case Dataflow::kWeightStationary: return "weight_stationary";
+    case Dataflow::kOutputStationary: return "output_stationary";
+    case Dataflow::kInputStationary: return "input_stationary";
+  }
+  return "?";
+}
+
+int64_t ChipSpec::MacsPerCyclePerCore() const {
+  return int64_t{mxu.rows} * mxu.cols * mxu.per_core;
+}
+
+double ChipSpec::PeakBf16FlopsPerS() const {
+  return 2.0 * static_cast<double>(MacsPerCyclePerCore()) * tensor_cores * clock_hz;
+}
+
+double ChipSpec::PeakInt8OpsPerS() const { return PeakBf16FlopsPerS() * mxu.int8_rate; }
+
+namespace {
+
+Status Positive(const char* what, double v) {
+  if (std::isfinite(v) && v > 0) return Status::Ok();
+  return InvalidArgument(std::string(what) + " must be positive, got " + std::to_string(v));
+}
+
+}  // namespace
+
+Status Validate(const ChipSpec& c) {
+  if (c.name.empty()) return InvalidArgument("a chip needs a name");
+  TPUSIM_RETURN_IF_ERROR(Positive("tensor_cores", c.tensor_cores));
+  TPUSIM_RETURN_IF_ERROR(Positive("clock_hz", c.clock_hz));
+  TPUSIM_RETURN_IF_ERROR(Positive("mxu.rows", c.mxu.rows));
+  TPUSIM_RETURN_IF_ERROR(Positive("mxu.cols", c.mxu.cols));
+  TPUSIM_RETURN_IF_ERROR(Positive("mxu.per_core", c.mxu.per_core));
+  TPUSIM_RETURN_IF_ERROR(Positive("mxu.int8_rate", c.mxu.int8_rate));
+  TPUSIM_RETURN_IF_ERROR(Positive("mxu.fp8_rate", c.mxu.fp8_rate));
+  TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.lanes", c.vpu.lanes));
+  TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.sublanes", c.vpu.sublanes));
+  TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.alu_ops_per_cycle", c.vpu.alu_ops_per_cycle));
+  TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.transcendental_ops_per_cycle",
+                                  c.vpu.transcendental_ops_per_cycle));
+  TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.transpose_units", c.vpu.transpose_units));
+  TPUSIM_RETURN_IF_ERROR(Positive("memory.vmem_bytes", static_cast<double>(c.memory.vmem_bytes)));
+  TPUSIM_RETURN_IF_ERROR(Positive("memory.hbm_bytes", static_cast<double>(c.memory.hbm_bytes)));
+  TPUSIM_RETURN_IF_ERROR(Positive("memory.hbm_bytes_per_s", c.memory.hbm_bytes_per_s));
+  if (!(c.op_overhead_s >= 0) || !std::isfinite(c.op_overhead_s)) {
+    return InvalidArgument("op_overhead_s must be zero or positive");
+  }
+  if (c.megacore && c.tensor_cores < 2) {
+    return InvalidArgument("megacore needs at least 2 tensor_cores");
+  }
+  // Sizes past these are typos, and would overflow cycle counts.
+  if (c.mxu.rows > 65536 || c.mxu.cols > 65536 || c.mxu.per_core > 1024 ||
+      c.tensor_cores > 1024) {
+    return InvalidArgument("MXU or core counts are implausibly large");
+  }
+  return Status::Ok();
+}
+
+}  // namespace tpusim::hw

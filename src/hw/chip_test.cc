@@ -1,0 +1,64 @@
+#include "tpusim/hw/chip.h"
+
+#include <gtest/gtest.h>
+
+namespace tpusim::hw {
+namespace {
+
+TEST(ChipTest, PresetsReproduceTheirPublishedPeak) {
+  ASSERT_EQ(Presets().size(), 7u);
+  for (const ChipSpec& c : Presets()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_TRUE(Validate(c).ok());
+    ASSERT_GT(c.published_bf16_flops, 0);
+    EXPECT_NEAR(c.PeakBf16FlopsPerS() / c.published_bf16_flops, 1.0, 0.01);
+    EXPECT_FALSE(c.sources.empty());
+  }
+}
+
+TEST(ChipTest, FindPresetByNameAndAlias) {
+  EXPECT_EQ(FindPreset("v5e")->name, "v5e");
+  EXPECT_EQ(FindPreset("V5P")->name, "v5p");
+  EXPECT_EQ(FindPreset("tpu7x")->name, "7x");
+  auto missing = FindPreset("v9");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("v5e"), std::string::npos);
+}
+
+TEST(ChipTest, TomlRoundTripsEveryPreset) {
+  for (const ChipSpec& c : Presets()) {
+    auto back = LoadChipToml(DumpChipToml(c), c.name + ".toml");
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(DumpChipToml(*back), DumpChipToml(c));
+  }
+}
+
+TEST(ChipTest, TomlChangesAPresetCopy) {
+  auto c = LoadChipToml("base = \"v5e\"\nname = \"big\"\n[mxu]\nrows = 256\ncols = 256\n"
+                        "[memory]\nhbm_bytes_per_s = 1.638e12\n", "big.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->mxu.rows, 256);
+  EXPECT_EQ(c->mxu.per_core, 4);  // kept from v5e
+  EXPECT_DOUBLE_EQ(c->memory.hbm_bytes_per_s, 1.638e12);
+  EXPECT_DOUBLE_EQ(c->PeakBf16FlopsPerS(), 4 * FindPreset("v5e")->PeakBf16FlopsPerS());
+}
+
+TEST(ChipTest, TomlRejectsUnknownKeysAndImpossibleValues) {
+  auto unknown = LoadChipToml("base = \"v5e\"\n[mxu]\nrowz = 3\n", "c.toml");
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("c.toml:3:"), std::string::npos)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("mxu.rowz"), std::string::npos);
+  auto negative = LoadChipToml("base = \"v4\"\nclock_hz = -1.0\n", "c.toml");
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
+  auto wrong_type = LoadChipToml("base = \"v4\"\nmegacore = 3\n", "c.toml");
+  EXPECT_EQ(wrong_type.status().code(), StatusCode::kInvalidArgument);
+  auto malformed = LoadChipToml("name = \n", "c.toml");
+  EXPECT_EQ(malformed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(malformed.status().message().find("c.toml:1:"), std::string::npos);
+  auto bad_dataflow = LoadChipToml("base = \"v4\"\n[mxu]\ndataflow = \"diagonal\"\n", "c.toml");
+  EXPECT_EQ(bad_dataflow.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tpusim::hw

@@ -1,0 +1,224 @@
+// TOML form of a ChipSpec: every field written with a comment, and read back
+// strictly (unknown keys and impossible values are errors with locations).
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "tpusim/hw/chip.h"
+
+namespace tpusim::hw {
+namespace {
+
+std::string Where(const std::string& file, const toml::source_region& r) {
+  return file + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
+
+// Reads one table's keys into fields, rejecting keys it does not know.
+class TableReader {
+ public:
+  TableReader(const toml::table& t, std::string file, std::string prefix)
+      : t_(t), file_(std::move(file)), prefix_(std::move(prefix)) {}
+
+  template <typename T>
+  Status Read(const char* key, T& out) {
+    known_.insert(key);
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) return Status::Ok();  // keep the default
+    // Exact node types: toml++'s value<T>() would also convert 3 to true.
+    if constexpr (std::is_same_v<T, bool>) {
+      if (auto* v = n->as_boolean()) { out = v->get(); return Status::Ok(); }
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (auto* v = n->as_string()) { out = v->get(); return Status::Ok(); }
+    } else if constexpr (std::is_integral_v<T>) {
+      auto* v = n->as_integer();
+      if (v && v->get() >= std::numeric_limits<T>::min() &&
+          v->get() <= std::numeric_limits<T>::max()) {
+        out = static_cast<T>(v->get());
+        return Status::Ok();
+      }
+    } else {
+      if (auto* v = n->as_floating_point()) { out = v->get(); return Status::Ok(); }
+      if (auto* v = n->as_integer()) { out = static_cast<T>(v->get()); return Status::Ok(); }
+    }
+    return InvalidArgument(Where(file_, n->source()) + ": '" + prefix_ + key +
+                           "' has the wrong type or is out of range");
+  }
+
+  Status ReadStrings(const char* key, std::vector<std::string>& out) {
+    known_.insert(key);
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) return Status::Ok();
+    const toml::array* a = n->as_array();
+    if (a == nullptr) {
+      return InvalidArgument(Where(file_, n->source()) + ": '" + prefix_ + key +
+                             "' must be a list of strings");
+    }
+    out.clear();
+    for (const toml::node& e : *a) {
+      auto v = e.value<std::string>();
+      if (!v) return InvalidArgument(Where(file_, e.source()) + ": expected a string");
+      out.push_back(*v);
+    }
+    return Status::Ok();
+  }
+
+  void Allow(const char* key) { known_.insert(key); }
+
+  // Call after every Read: the first key that no Read asked for.
+  Status RejectUnknown() const {
+    for (const auto& [k, v] : t_) {
+      if (!known_.count(std::string(k.str()))) {
+        return InvalidArgument(Where(file_, v.source()) + ": unknown key '" + prefix_ +
+                               std::string(k.str()) + "'");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const toml::table& t_;
+  std::string file_;
+  std::string prefix_;
+  std::set<std::string> known_;
+};
+
+StatusOr<Dataflow> ParseDataflow(const std::string& s) {
+  for (Dataflow d : {Dataflow::kWeightStationary, Dataflow::kOutputStationary,
+                     Dataflow::kInputStationary}) {
+    if (s == DataflowName(d)) return d;
+  }
+  return InvalidArgument("mxu.dataflow must be weight_stationary, output_stationary or "
+                         "input_stationary, got '" + s + "'");
+}
+
+const toml::table* SubTable(const toml::table& root, const char* key) {
+  const toml::node* n = root.get(key);
+  return n ? n->as_table() : nullptr;
+}
+
+Status ReadMxu(const toml::table& t, const std::string& file, MxuSpec& m) {
+  TableReader r(t, file, "mxu.");
+  std::string dataflow = DataflowName(m.dataflow);
+  TPUSIM_RETURN_IF_ERROR(r.Read("rows", m.rows));
+  TPUSIM_RETURN_IF_ERROR(r.Read("cols", m.cols));
+  TPUSIM_RETURN_IF_ERROR(r.Read("per_core", m.per_core));
+  TPUSIM_RETURN_IF_ERROR(r.Read("dataflow", dataflow));
+  TPUSIM_RETURN_IF_ERROR(r.Read("double_buffered", m.double_buffered));
+  TPUSIM_RETURN_IF_ERROR(r.Read("int8_rate", m.int8_rate));
+  TPUSIM_RETURN_IF_ERROR(r.Read("fp8_rate", m.fp8_rate));
+  TPUSIM_RETURN_IF_ERROR(r.RejectUnknown());
+  TPUSIM_ASSIGN_OR_RETURN(m.dataflow, ParseDataflow(dataflow));
+  return Status::Ok();
+}
+
+Status ReadVpu(const toml::table& t, const std::string& file, VectorUnitSpec& v) {
+  TableReader r(t, file, "vector_unit.");
+  TPUSIM_RETURN_IF_ERROR(r.Read("lanes", v.lanes));
+  TPUSIM_RETURN_IF_ERROR(r.Read("sublanes", v.sublanes));
+  TPUSIM_RETURN_IF_ERROR(r.Read("alu_ops_per_cycle", v.alu_ops_per_cycle));
+  TPUSIM_RETURN_IF_ERROR(r.Read("transcendental_ops_per_cycle", v.transcendental_ops_per_cycle));
+  TPUSIM_RETURN_IF_ERROR(r.Read("transpose_units", v.transpose_units));
+  return r.RejectUnknown();
+}
+
+Status ReadMemory(const toml::table& t, const std::string& file, MemorySpec& m) {
+  TableReader r(t, file, "memory.");
+  TPUSIM_RETURN_IF_ERROR(r.Read("vmem_bytes", m.vmem_bytes));
+  TPUSIM_RETURN_IF_ERROR(r.Read("hbm_bytes", m.hbm_bytes));
+  TPUSIM_RETURN_IF_ERROR(r.Read("hbm_bytes_per_s", m.hbm_bytes_per_s));
+  return r.RejectUnknown();
+}
+
+StatusOr<ChipSpec> FromTable(const toml::table& root, const std::string& file) {
+  ChipSpec c;
+  TableReader r(root, file, "");
+  // A file may start from a preset and change a few fields.
+  std::string base;
+  TPUSIM_RETURN_IF_ERROR(r.Read("base", base));
+  if (!base.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(c, FindPreset(base));
+  }
+  TPUSIM_RETURN_IF_ERROR(r.Read("name", c.name));
+  TPUSIM_RETURN_IF_ERROR(r.Read("description", c.description));
+  TPUSIM_RETURN_IF_ERROR(r.Read("tensor_cores", c.tensor_cores));
+  TPUSIM_RETURN_IF_ERROR(r.Read("megacore", c.megacore));
+  TPUSIM_RETURN_IF_ERROR(r.Read("clock_hz", c.clock_hz));
+  TPUSIM_RETURN_IF_ERROR(r.Read("op_overhead_s", c.op_overhead_s));
+  TPUSIM_RETURN_IF_ERROR(r.Read("published_bf16_flops", c.published_bf16_flops));
+  TPUSIM_RETURN_IF_ERROR(r.ReadStrings("sources", c.sources));
+  struct Sub { const char* key; std::function<Status(const toml::table&)> read; };
+  const Sub subs[] = {
+      {"mxu", [&](const toml::table& t) { return ReadMxu(t, file, c.mxu); }},
+      {"vector_unit", [&](const toml::table& t) { return ReadVpu(t, file, c.vpu); }},
+      {"memory", [&](const toml::table& t) { return ReadMemory(t, file, c.memory); }},
+  };
+  for (const Sub& s : subs) {
+    r.Allow(s.key);
+    if (const toml::table* t = SubTable(root, s.key)) TPUSIM_RETURN_IF_ERROR(s.read(*t));
+  }
+  TPUSIM_RETURN_IF_ERROR(r.RejectUnknown());
+  Status valid = Validate(c);
+  if (!valid.ok()) return InvalidArgument(file + ": " + valid.message());
+  return c;
+}
+
+std::string Quoted(const std::string& s) {
+  std::ostringstream os;
+  os << toml::value<std::string>(s);
+  return os.str();
+}
+
+}  // namespace
+
+StatusOr<ChipSpec> LoadChipToml(std::string_view text, const std::string& filename) {
+  try {
+    toml::table root = toml::parse(text, filename);
+    return FromTable(root, filename);
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument(Where(filename, e.source()) + ": " + std::string(e.description()));
+  }
+}
+
+std::string DumpChipToml(const ChipSpec& c) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "# tpusim chip description. Load with --chip-file; 'base = \"v5e\"' may\n"
+     << "# replace the fields below to start from a preset.\n"
+     << "name = " << Quoted(c.name) << "\n"
+     << "description = " << Quoted(c.description) << "\n"
+     << "tensor_cores = " << c.tensor_cores << "  # per chip\n"
+     << "megacore = " << (c.megacore ? "true" : "false")
+     << "  # cores act as one device\n"
+     << "clock_hz = " << c.clock_hz << "\n"
+     << "op_overhead_s = " << c.op_overhead_s << "  # fixed cost per op\n"
+     << "published_bf16_flops = " << c.published_bf16_flops << "  # 0 if unknown\n"
+     << "sources = [";
+  for (size_t i = 0; i < c.sources.size(); ++i) os << (i ? ", " : "") << Quoted(c.sources[i]);
+  os << "]\n\n[mxu]\n"
+     << "rows = " << c.mxu.rows << "  # PEs along K\n"
+     << "cols = " << c.mxu.cols << "  # PEs along N\n"
+     << "per_core = " << c.mxu.per_core << "\n"
+     << "dataflow = \"" << DataflowName(c.mxu.dataflow)
+     << "\"  # weight_stationary | output_stationary | input_stationary\n"
+     << "double_buffered = " << (c.mxu.double_buffered ? "true" : "false")
+     << "  # weight loads overlap compute\n"
+     << "int8_rate = " << c.mxu.int8_rate << "  # int8 MACs per bf16 MAC\n"
+     << "fp8_rate = " << c.mxu.fp8_rate << "  # fp8 MACs per bf16 MAC\n\n"
+     << "[vector_unit]\n"
+     << "lanes = " << c.vpu.lanes << "\n"
+     << "sublanes = " << c.vpu.sublanes << "\n"
+     << "alu_ops_per_cycle = " << c.vpu.alu_ops_per_cycle << "  # per element slot\n"
+     << "transcendental_ops_per_cycle = " << c.vpu.transcendental_ops_per_cycle << "\n"
+     << "transpose_units = " << c.vpu.transpose_units << "\n\n"
+     << "[memory]\n"
+     << "vmem_bytes = " << c.memory.vmem_bytes << "  # per TensorCore\n"
+     << "hbm_bytes = " << c.memory.hbm_bytes << "\n"
+     << "hbm_bytes_per_s = " << c.memory.hbm_bytes_per_s << "\n";
+  return os.str();
+}
+
+}  // namespace tpusim::hw

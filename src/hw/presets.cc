@@ -1,0 +1,182 @@
+// Chip presets. Every figure carries its source; see
+// ../shared/reference/tpu-facts.md for the full citations:
+//   [C] Cloud TPU documentation, [J] JAX tpu_info.py, [S] "How to Scale Your
+//   Model". Figures marked "assumed" are not published; they are the values
+//   of the nearest generation that publishes them.
+#include <algorithm>
+#include <cctype>
+
+#include "tpusim/hw/chip.h"
+
+namespace tpusim::hw {
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr int64_t kMiB = 1024 * 1024;
+
+// The VPU figures are published for v6e only (128 lanes x 8 sublanes, 2
+// transpose units [C]); other generations assume the same vector shape.
+VectorUnitSpec Vpu(int transpose_units) {
+  VectorUnitSpec v;
+  v.transpose_units = transpose_units;
+  return v;
+}
+
+ChipSpec V2() {
+  ChipSpec c;
+  c.name = "v2";
+  c.description = "TPU v2: 2 TCs x 1 MXU 128x128, 16 GB HBM";
+  c.tensor_cores = 2;                                  // [C]
+  c.clock_hz = 0.70e9;                                 // peak / MACs [derived]
+  c.mxu = {.rows = 128, .cols = 128, .per_core = 1,    // [J]
+           .int8_rate = 1.0};                          // no int8 path [C]
+  c.vpu = Vpu(1);                                      // assumed
+  c.memory = {.vmem_bytes = 16 * kMiB,                 // [J]
+              .hbm_bytes = static_cast<int64_t>(16 * kGB),
+              .hbm_bytes_per_s = 716 * kGB};           // [J]
+  c.published_bf16_flops = 46e12;                      // [J]
+  c.sources = {"[J] jax/_src/tpu_info.py", "[C] cloud.google.com/tpu/docs/system-architecture"};
+  return c;
+}
+
+ChipSpec V3() {
+  ChipSpec c;
+  c.name = "v3";
+  c.description = "TPU v3: 2 TCs x 2 MXUs 128x128, 32 GiB HBM";
+  c.tensor_cores = 2;                                  // [C]
+  c.clock_hz = 0.94e9;                                 // peak / MACs [derived]
+  c.mxu = {.rows = 128, .cols = 128, .per_core = 2,    // [C, J]
+           .int8_rate = 1.0};                          // no int8 path [C]
+  c.vpu = Vpu(1);                                      // assumed
+  c.memory = {.vmem_bytes = 16 * kMiB,                 // [J]
+              .hbm_bytes = static_cast<int64_t>(32 * kGiB),
+              .hbm_bytes_per_s = 900 * kGB};           // [C]; 825 in [J]
+  c.published_bf16_flops = 123e12;                     // [C]; 140 in [J]
+  c.sources = {"[C] cloud.google.com/tpu/docs/system-architecture", "[J] jax/_src/tpu_info.py"};
+  return c;
+}
+
+ChipSpec V4() {
+  ChipSpec c;
+  c.name = "v4";
+  c.description = "TPU v4: megacore of 2 TCs x 4 MXUs 128x128, 32 GiB HBM";
+  c.tensor_cores = 2;                                  // [C]
+  c.megacore = true;                                   // [J]
+  c.clock_hz = 1.05e9;                                 // [derived], also in slides
+  c.mxu = {.rows = 128, .cols = 128, .per_core = 4,    // [C, J]
+           .int8_rate = 1.0};                          // 275 TOP/s = bf16 peak [C]
+  c.vpu = Vpu(1);                                      // assumed
+  c.memory = {.vmem_bytes = 16 * kMiB,                 // [J]
+              .hbm_bytes = static_cast<int64_t>(32 * kGiB),
+              .hbm_bytes_per_s = 1200 * kGB};          // [C]
+  c.published_bf16_flops = 275e12;                     // [C]
+  c.sources = {"[C] cloud.google.com/tpu/docs/v4", "[J] jax/_src/tpu_info.py"};
+  return c;
+}
+
+ChipSpec V5e() {
+  ChipSpec c;
+  c.name = "v5e";
+  c.description = "TPU v5e: 1 TC x 4 MXUs 128x128, 16 GB HBM";
+  c.tensor_cores = 1;                                  // [C]
+  c.clock_hz = 1.5e9;                                  // [S]
+  c.mxu = {.rows = 128, .cols = 128, .per_core = 4,    // [C, J]
+           .int8_rate = 2.0};                          // 393 TOP/s [C]
+  c.vpu = Vpu(1);                                      // assumed
+  c.memory = {.vmem_bytes = 128 * kMiB,                // [J]
+              .hbm_bytes = static_cast<int64_t>(16 * kGB),
+              .hbm_bytes_per_s = 819 * kGB};           // [C]
+  c.published_bf16_flops = 197e12;                     // [C]
+  c.sources = {"[C] cloud.google.com/tpu/docs/v5e", "[S] scaling-book tpus.md",
+               "[J] jax/_src/tpu_info.py"};
+  return c;
+}
+
+ChipSpec V5p() {
+  ChipSpec c;
+  c.name = "v5p";
+  c.description = "TPU v5p: megacore of 2 TCs x 4 MXUs 128x128, 95 GB HBM";
+  c.tensor_cores = 2;                                  // [C]
+  c.megacore = true;                                   // [J]
+  c.clock_hz = 1.75e9;                                 // peak / MACs [derived]
+  c.mxu = {.rows = 128, .cols = 128, .per_core = 4,    // [C, J]
+           .int8_rate = 2.0};                          // 918 TOP/s [J]
+  c.vpu = Vpu(1);                                      // assumed
+  c.memory = {.vmem_bytes = 64 * kMiB,                 // [J]
+              .hbm_bytes = static_cast<int64_t>(95 * kGB),
+              .hbm_bytes_per_s = 2765 * kGB};          // [C]
+  c.published_bf16_flops = 459e12;                     // [C]
+  c.sources = {"[C] cloud.google.com/tpu/docs/v5p", "[J] jax/_src/tpu_info.py"};
+  return c;
+}
+
+ChipSpec V6e() {
+  ChipSpec c;
+  c.name = "v6e";
+  c.description = "TPU v6e (Trillium): 1 TC x 2 MXUs 256x256, 32 GB HBM";
+  c.tensor_cores = 1;                                  // [C]
+  // No published clock; this is the published peak over 2 x 256^2 MACs [derived].
+  c.clock_hz = 918e12 / (2.0 * 2 * 256 * 256);
+  c.mxu = {.rows = 256, .cols = 256, .per_core = 2,    // [C, J]
+           .int8_rate = 2.0};                          // 1836 TOP/s [C]
+  c.vpu = Vpu(2);                                      // 128x8 VPU, 2 XLUs [C]
+  c.memory = {.vmem_bytes = 128 * kMiB,                // [J]
+              .hbm_bytes = static_cast<int64_t>(32 * kGB),
+              .hbm_bytes_per_s = 1638 * kGB};          // [C]
+  c.published_bf16_flops = 918e12;                     // [C]
+  c.sources = {"[C] cloud.google.com/tpu/docs/v6e", "[J] jax/_src/tpu_info.py"};
+  return c;
+}
+
+ChipSpec V7x() {
+  ChipSpec c;
+  c.name = "7x";
+  c.description = "TPU 7x (Ironwood): 2 TCs x 2 MXUs 256x256, 192 GiB HBM";
+  c.tensor_cores = 2;                                  // [J]
+  // No published clock; the published peak over 2 TCs x 2 x 256^2 MACs [derived].
+  c.clock_hz = 2307e12 / (2.0 * 2 * 2 * 256 * 256);
+  c.mxu = {.rows = 256, .cols = 256, .per_core = 2,    // [J]
+           .int8_rate = 1.0,                           // no int8 figure published
+           .fp8_rate = 2.0};                           // fp8 4614 TFLOP/s [C]
+  c.vpu = Vpu(2);                                      // assumed as v6e
+  c.memory = {.vmem_bytes = 64 * kMiB,                 // [J]
+              .hbm_bytes = static_cast<int64_t>(192 * kGiB),
+              .hbm_bytes_per_s = 7380 * kGB};          // [C]
+  c.published_bf16_flops = 2307e12;                    // [C]
+  c.sources = {"[C] cloud.google.com/tpu/docs/tpu7x", "[J] jax/_src/tpu_info.py"};
+  return c;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ChipSpec>& Presets() {
+  static const std::vector<ChipSpec>* presets = [] {
+    auto* p = new std::vector<ChipSpec>{V2(), V3(), V4(), V5e(), V5p(), V6e(), V7x()};
+    for (ChipSpec& c : *p) c.op_overhead_s = 0.35e-6;  // assumed launch cost
+    return p;
+  }();
+  return *presets;
+}
+
+StatusOr<ChipSpec> FindPreset(std::string_view name) {
+  std::string key = Lower(name);
+  if (key == "v5litepod" || key == "v5lite") key = "v5e";
+  if (key == "tpu7x" || key == "v7x" || key == "ironwood") key = "7x";
+  if (key == "trillium") key = "v6e";
+  std::string known;
+  for (const ChipSpec& c : Presets()) {
+    if (c.name == key) return c;
+    known += (known.empty() ? "" : ", ") + c.name;
+  }
+  return NotFound("no chip preset '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace tpusim::hw
