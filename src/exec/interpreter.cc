@@ -53,7 +53,16 @@ StatusOr<std::vector<Tensor>> Interpreter::Call(std::string_view function,
 StatusOr<std::vector<Tensor>> Interpreter::RunRegion(const ir::Region& region,
                                                      std::span<const Tensor> args) {
   if (region.empty()) return Internal("running an empty region");
-  return RunBlock(region.front(), args);
+  const ir::Operation* owner = region.parent_op();
+  const ops::OpDef* def = owner ? ops::OpRegistry::Lookup(owner->name()) : nullptr;
+  if (def != nullptr && def->control_flow) return RunBlock(region.front(), args);
+  // A per-element computation: its cost is in the owner's work, so its ops
+  // are not observed one by one.
+  OpObserver* saved = observer_;
+  observer_ = nullptr;
+  auto results = RunBlock(region.front(), args);
+  observer_ = saved;
+  return results;
 }
 
 StatusOr<std::vector<Tensor>> Interpreter::RunBlock(const ir::Block& block,
@@ -95,6 +104,7 @@ Status Interpreter::RunOp(const ir::Operation& op) {
                     " results, expected " + std::to_string(op.num_results()))
         .WithLocation(op.loc().ToString());
   }
+  if (observer_ != nullptr) observer_->OnOp(op, operands, *results);
   // frame_ may have been swapped by a nested call; it is restored by now.
   for (int i = 0; i < op.num_results(); ++i) {
     (*frame_)[op.result(i).id()] = std::move((*results)[i]);

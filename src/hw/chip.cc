@@ -50,6 +50,8 @@ Status Validate(const ChipSpec& c) {
   TPUSIM_RETURN_IF_ERROR(Positive("memory.vmem_bytes", static_cast<double>(c.memory.vmem_bytes)));
   TPUSIM_RETURN_IF_ERROR(Positive("memory.hbm_bytes", static_cast<double>(c.memory.hbm_bytes)));
   TPUSIM_RETURN_IF_ERROR(Positive("memory.hbm_bytes_per_s", c.memory.hbm_bytes_per_s));
+  TPUSIM_RETURN_IF_ERROR(
+      Positive("memory.dma_granule_bytes", static_cast<double>(c.memory.dma_granule_bytes)));
   if (!(c.op_overhead_s >= 0) || !std::isfinite(c.op_overhead_s)) {
     return InvalidArgument("op_overhead_s must be zero or positive");
   }

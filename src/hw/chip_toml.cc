@@ -130,6 +130,7 @@ Status ReadMemory(const toml::table& t, const std::string& file, MemorySpec& m) 
   TPUSIM_RETURN_IF_ERROR(r.Read("vmem_bytes", m.vmem_bytes));
   TPUSIM_RETURN_IF_ERROR(r.Read("hbm_bytes", m.hbm_bytes));
   TPUSIM_RETURN_IF_ERROR(r.Read("hbm_bytes_per_s", m.hbm_bytes_per_s));
+  TPUSIM_RETURN_IF_ERROR(r.Read("dma_granule_bytes", m.dma_granule_bytes));
   return r.RejectUnknown();
 }
 
@@ -217,7 +218,9 @@ std::string DumpChipToml(const ChipSpec& c) {
      << "[memory]\n"
      << "vmem_bytes = " << c.memory.vmem_bytes << "  # per TensorCore\n"
      << "hbm_bytes = " << c.memory.hbm_bytes << "\n"
-     << "hbm_bytes_per_s = " << c.memory.hbm_bytes_per_s << "\n";
+     << "hbm_bytes_per_s = " << c.memory.hbm_bytes_per_s << "\n"
+     << "dma_granule_bytes = " << c.memory.dma_granule_bytes
+     << "  # smallest HBM transfer (assumed)\n";
   return os.str();
 }
 

@@ -23,6 +23,15 @@ struct ProcessPlace {
   ops::Collectives* collectives = nullptr;  // not owned; null when alone
 };
 
+// Told of every op the interpreter evaluates, in execution order, nested
+// regions and called functions included (a while body once per iteration).
+class OpObserver {
+ public:
+  virtual ~OpObserver() = default;
+  virtual void OnOp(const ir::Operation& op, std::span<const Tensor> operands,
+                    std::span<const Tensor> results) = 0;
+};
+
 // Runs functions of one module. REQUIRES: the module outlives the
 // Interpreter and was verified. Not thread-safe: run processes of a grid
 // with one Interpreter each.
@@ -36,6 +45,8 @@ class Interpreter : public ops::EvalContext {
                                     std::span<const Tensor> args);
 
   const ir::Module& module() const { return module_; }
+  // Not owned; null (the default) observes nothing.
+  void set_observer(OpObserver* observer) { observer_ = observer; }
 
   // ops::EvalContext
   const ops::EvalOptions& options() const override { return options_; }
@@ -57,6 +68,7 @@ class Interpreter : public ops::EvalContext {
   const ir::Module& module_;
   ops::EvalOptions options_;
   ProcessPlace place_;
+  OpObserver* observer_ = nullptr;
   std::vector<Tensor>* frame_ = nullptr;  // values of the running function
   int depth_ = 0;
 };

@@ -46,6 +46,8 @@ struct MemorySpec {
   int64_t vmem_bytes = 0;     // per TensorCore
   int64_t hbm_bytes = 0;      // per chip
   double hbm_bytes_per_s = 0; // per chip
+  // Smallest HBM transfer: a gather of one f32 still moves this many bytes.
+  int64_t dma_granule_bytes = 512;
 };
 
 struct ChipSpec {

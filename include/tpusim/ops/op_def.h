@@ -17,6 +17,7 @@
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
 #include "tpusim/numerics/tpu.h"
+#include "tpusim/ops/work.h"
 #include "tpusim/tensor/tensor.h"
 
 namespace tpusim::ops {
@@ -60,6 +61,10 @@ class EvalContext {
 using VerifyFn = std::function<Status(const ir::Operation& op)>;
 using EvalFn = std::function<StatusOr<std::vector<Tensor>>(
     EvalContext& ctx, const ir::Operation& op, std::span<const Tensor> operands)>;
+// The work of one execution of `op`, from its types and attributes alone.
+// Ops with regions state only their own work; the timing engine adds the
+// work of the regions they run.
+using WorkFn = std::function<Work(const ir::Operation& op)>;
 
 struct OpDef {
   std::string name;  // full name, "stablehlo.add"
@@ -72,6 +77,13 @@ struct OpDef {
   EvalFn eval;
   // Terminators end a block and are handled by the interpreter.
   bool is_terminator = false;
+  // Hardware-independent work; null means the timing model cannot price the
+  // op, which the report says rather than counting it as free.
+  WorkFn work;
+  // The op's regions run as part of the program (while, if, case): their ops
+  // are timed one by one. Other ops' regions are per-element computations
+  // (reduce bodies, sort comparators) whose cost is in the op's own work.
+  bool control_flow = false;
 };
 
 class OpRegistry {

@@ -1,0 +1,48 @@
+// Prices an op's Work on a chip: how long each unit (MXU, vector unit,
+// transpose unit, HBM) is busy, and the op's time. Within one op, compute and
+// memory overlap, so the op takes the busiest unit's time plus the chip's
+// fixed per-op overhead (docs/report.md gives every formula).
+#ifndef TPUSIM_HW_COST_MODEL_H_
+#define TPUSIM_HW_COST_MODEL_H_
+
+#include <cstdint>
+
+#include "tpusim/hw/chip.h"
+#include "tpusim/ops/work.h"
+
+namespace tpusim::hw {
+
+enum class Unit { kMxu, kVector, kTranspose, kHbm };
+inline constexpr int kNumUnits = 4;
+const char* UnitName(Unit u);  // "mxu", "vpu", "xlu", "hbm"
+
+// What limits an op.
+enum class Bound { kMxu, kVector, kTranspose, kMemory, kOverhead, kFree };
+const char* BoundName(Bound b);  // "mxu", "vpu", "xlu", "memory", "overhead", "free"
+
+struct OpCost {
+  double seconds = 0;                       // the op's predicted time
+  double unit_seconds[kNumUnits] = {0, 0, 0, 0};
+  double overhead_seconds = 0;
+  int64_t mxu_cycles = 0;                   // all passes, busiest MXU
+  int64_t flops = 0;
+  int64_t bytes_read = 0, bytes_written = 0;  // logical
+  int64_t hbm_bytes = 0;        // moved: padded tensors, re-reads, DMA granules
+  int64_t padding_bytes = 0;    // of hbm_bytes, the tiles' padding
+  int64_t tiling_bytes = 0;     // of hbm_bytes, re-reads when a matmul's
+                                // working set exceeds VMEM
+  Bound bound = Bound::kFree;
+};
+
+// TensorCores that one device's work is spread over (megacore: all).
+int CoresPerDevice(const ChipSpec& chip);
+
+// REQUIRES: Validate(chip).ok().
+OpCost PriceWork(const ChipSpec& chip, const ops::Work& work);
+
+// MXU cycles of one matmul on one device, all passes, int8/fp8 at their rates.
+int64_t MatmulCycles(const ChipSpec& chip, const ops::MatmulWork& mm);
+
+}  // namespace tpusim::hw
+
+#endif  // TPUSIM_HW_COST_MODEL_H_

@@ -1,0 +1,64 @@
+// Reports of a timeline: a text summary for people, JSON with every op for
+// tools (schema in docs/report.md), and a Chrome/Perfetto trace with a track
+// per unit (open it in ui.perfetto.dev).
+#ifndef TPUSIM_REPORT_REPORT_H_
+#define TPUSIM_REPORT_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tpusim/hw/cost_model.h"
+#include "tpusim/timing/timeline.h"
+
+namespace tpusim::report {
+
+// One op of the program, its executions summed (a loop body op appears once).
+struct OpTotal {
+  const ir::Operation* op = nullptr;
+  std::string name;      // "%3" (its first result) or the op name
+  std::string location;  // "file:line:col" or "<unknown>"
+  int64_t count = 0;     // executions
+  double seconds = 0;
+  double unit_seconds[hw::kNumUnits] = {0, 0, 0, 0};
+  int64_t flops = 0, bytes_read = 0, bytes_written = 0, hbm_bytes = 0;
+  int64_t padding_bytes = 0, mxu_cycles = 0;
+  hw::Bound bound = hw::Bound::kFree;  // of its dearest execution
+  bool priced = true;
+};
+
+struct Summary {
+  double total_seconds = 0;
+  int64_t flops = 0;
+  double achieved_flops_per_s = 0;
+  double peak_flops_per_s = 0;   // of one device (a megacore chip, else a core)
+  double mfu = 0;                // achieved / peak
+  double mxu_utilization = 0;    // MXU busy time / total time
+  int64_t hbm_bytes = 0;
+  double hbm_bandwidth_utilization = 0;
+  int64_t padding_bytes = 0;
+  int64_t tiling_bytes = 0;
+  double unit_seconds[hw::kNumUnits] = {0, 0, 0, 0};
+  double bound_seconds[6] = {0, 0, 0, 0, 0, 0};  // by hw::Bound
+  std::vector<OpTotal> ops;      // in first-execution order
+  std::vector<std::string> unpriced;  // op names the model cannot price
+};
+
+Summary Summarize(const timing::Timeline& timeline);
+
+// The text report: chip, totals, time by unit and bound, padding waste, and
+// the ten costliest ops with their locations.
+std::string TextReport(const timing::Timeline& timeline, const Summary& summary);
+// The JSON report (docs/report.md).
+std::string JsonReport(const timing::Timeline& timeline, const Summary& summary);
+// A Chrome trace-event JSON file: an "ops" track and one track per unit.
+std::string PerfettoTrace(const timing::Timeline& timeline);
+
+// Units a person reads: "412 ns", "3.20 ms", "1.50 GB", "819 GB/s", "197 TFLOP/s".
+std::string FormatSeconds(double s);
+std::string FormatBytes(double bytes);
+std::string FormatRate(double per_s, const char* unit);  // FormatRate(x, "B/s")
+
+}  // namespace tpusim::report
+
+#endif  // TPUSIM_REPORT_REPORT_H_

@@ -1,0 +1,120 @@
+#include <nlohmann/json.hpp>
+
+#include "tpusim/report/report.h"
+
+namespace tpusim::report {
+namespace {
+
+using nlohmann::json;
+
+json UnitMap(const double (&seconds)[hw::kNumUnits]) {
+  json m = json::object();
+  for (int u = 0; u < hw::kNumUnits; ++u) m[hw::UnitName(static_cast<hw::Unit>(u))] = seconds[u];
+  return m;
+}
+
+json ChipJson(const hw::ChipSpec& c) {
+  return {{"name", c.name},
+          {"description", c.description},
+          {"tensor_cores", c.tensor_cores},
+          {"megacore", c.megacore},
+          {"clock_hz", c.clock_hz},
+          {"peak_bf16_flops_per_s", c.PeakBf16FlopsPerS()},
+          {"hbm_bytes", c.memory.hbm_bytes},
+          {"hbm_bytes_per_s", c.memory.hbm_bytes_per_s},
+          {"vmem_bytes", c.memory.vmem_bytes},
+          {"mxu", {{"rows", c.mxu.rows}, {"cols", c.mxu.cols}, {"per_core", c.mxu.per_core},
+                   {"dataflow", hw::DataflowName(c.mxu.dataflow)},
+                   {"double_buffered", c.mxu.double_buffered}}}};
+}
+
+// The unit an op spends most time in, or "none" for free ops.
+const char* BusiestUnit(const OpTotal& t) {
+  int best = -1;
+  double best_s = 0;
+  for (int u = 0; u < hw::kNumUnits; ++u) {
+    if (t.unit_seconds[u] > best_s) {
+      best_s = t.unit_seconds[u];
+      best = u;
+    }
+  }
+  return best < 0 ? "none" : hw::UnitName(static_cast<hw::Unit>(best));
+}
+
+json OpJson(const OpTotal& t) {
+  return {{"name", t.name},
+          {"op", t.op->name_str()},
+          {"location", t.location},
+          {"count", t.count},
+          {"seconds", t.seconds},
+          {"flops", t.flops},
+          {"bytes_read", t.bytes_read},
+          {"bytes_written", t.bytes_written},
+          {"hbm_bytes", t.hbm_bytes},
+          {"padding_bytes", t.padding_bytes},
+          {"unit", BusiestUnit(t)},
+          {"unit_seconds", UnitMap(t.unit_seconds)},
+          {"mxu_cycles", t.mxu_cycles},
+          {"bound", hw::BoundName(t.bound)},
+          {"priced", t.priced}};
+}
+
+}  // namespace
+
+std::string JsonReport(const timing::Timeline& timeline, const Summary& s) {
+  json bounds = json::object();
+  for (int b = 0; b < 6; ++b) bounds[hw::BoundName(static_cast<hw::Bound>(b))] = s.bound_seconds[b];
+  json ops = json::array();
+  for (const OpTotal& t : s.ops) ops.push_back(OpJson(t));
+  json doc = {{"schema", "tpusim.report/1"},
+              {"chip", ChipJson(timeline.chip())},
+              {"total_seconds", s.total_seconds},
+              {"flops", s.flops},
+              {"achieved_flops_per_s", s.achieved_flops_per_s},
+              {"peak_flops_per_s", s.peak_flops_per_s},
+              {"mfu", s.mfu},
+              {"mxu_utilization", s.mxu_utilization},
+              {"hbm_bytes", s.hbm_bytes},
+              {"hbm_bandwidth_utilization", s.hbm_bandwidth_utilization},
+              {"padding_bytes", s.padding_bytes},
+              {"tiling_bytes", s.tiling_bytes},
+              {"time_by_unit", UnitMap(s.unit_seconds)},
+              {"time_by_bound", bounds},
+              {"unpriced_ops", s.unpriced},
+              {"notes", timeline.notes()},
+              {"ops", ops}};
+  return doc.dump(2) + "\n";
+}
+
+std::string PerfettoTrace(const timing::Timeline& timeline) {
+  // Track 0 holds whole ops; tracks 1.. one unit each.
+  json events = json::array();
+  auto thread_name = [&](int tid, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", tid}, {"name", "thread_name"},
+                      {"args", {{"name", name}}}});
+  };
+  events.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"},
+                    {"args", {{"name", "tpusim " + timeline.chip().name}}}});
+  thread_name(0, "ops");
+  for (int u = 0; u < hw::kNumUnits; ++u) thread_name(u + 1, hw::UnitName(static_cast<hw::Unit>(u)));
+  for (const timing::OpEvent& e : timeline.events()) {
+    const double start_us = e.start_s * 1e6;
+    const double n = static_cast<double>(e.count);
+    std::string name = e.op->name_str() + (e.count > 1 ? " x" + std::to_string(e.count) : "");
+    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", 0}, {"name", name},
+                      {"ts", start_us}, {"dur", e.seconds() * 1e6},
+                      {"args", {{"location", e.op->loc().ToString()},
+                                {"bound", hw::BoundName(e.cost.bound)},
+                                {"flops", e.cost.flops * e.count},
+                                {"hbm_bytes", e.cost.hbm_bytes * e.count}}}});
+    for (int u = 0; u < hw::kNumUnits; ++u) {
+      if (e.cost.unit_seconds[u] <= 0) continue;
+      events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", u + 1}, {"name", name},
+                        {"ts", start_us}, {"dur", e.cost.unit_seconds[u] * n * 1e6}});
+    }
+  }
+  json doc = {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+  return doc.dump() + "\n";
+}
+
+}  // namespace tpusim::report

@@ -1,0 +1,102 @@
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "tpusim/report/report.h"
+
+namespace tpusim::report {
+namespace {
+
+std::string NameOf(const ir::Operation& op) {
+  if (op.num_results() > 0 && !op.result(0).name().empty()) return "%" + op.result(0).name();
+  return op.name_str();
+}
+
+}  // namespace
+
+Summary Summarize(const timing::Timeline& timeline) {
+  Summary s;
+  const hw::ChipSpec& chip = timeline.chip();
+  s.total_seconds = timeline.total_seconds();
+  s.peak_flops_per_s =
+      chip.PeakBf16FlopsPerS() * hw::CoresPerDevice(chip) / chip.tensor_cores;
+  std::unordered_map<const ir::Operation*, size_t> index;
+  std::unordered_map<std::string, bool> unpriced_seen;
+  for (const timing::OpEvent& e : timeline.events()) {
+    auto [it, inserted] = index.emplace(e.op, s.ops.size());
+    if (inserted) {
+      OpTotal t;
+      t.op = e.op;
+      t.name = NameOf(*e.op);
+      t.location = e.op->loc().ToString();
+      t.priced = e.priced;
+      s.ops.push_back(t);
+    }
+    OpTotal& t = s.ops[it->second];
+    const double n = static_cast<double>(e.count);
+    if (e.cost.seconds >= (t.count ? t.seconds / t.count : 0)) t.bound = e.cost.bound;
+    t.count += e.count;
+    t.seconds += e.seconds();
+    t.flops += e.cost.flops * e.count;
+    t.bytes_read += e.cost.bytes_read * e.count;
+    t.bytes_written += e.cost.bytes_written * e.count;
+    t.hbm_bytes += e.cost.hbm_bytes * e.count;
+    t.padding_bytes += e.cost.padding_bytes * e.count;
+    t.mxu_cycles += e.cost.mxu_cycles * e.count;
+    for (int u = 0; u < hw::kNumUnits; ++u) {
+      t.unit_seconds[u] += e.cost.unit_seconds[u] * n;
+      s.unit_seconds[u] += e.cost.unit_seconds[u] * n;
+    }
+    s.flops += e.cost.flops * e.count;
+    s.hbm_bytes += e.cost.hbm_bytes * e.count;
+    s.padding_bytes += e.cost.padding_bytes * e.count;
+    s.tiling_bytes += e.cost.tiling_bytes * e.count;
+    s.bound_seconds[static_cast<int>(e.cost.bound)] += e.seconds();
+    if (!e.priced && !unpriced_seen[e.op->name_str()]) {
+      unpriced_seen[e.op->name_str()] = true;
+      s.unpriced.push_back(e.op->name_str());
+    }
+  }
+  if (s.total_seconds > 0) {
+    s.achieved_flops_per_s = static_cast<double>(s.flops) / s.total_seconds;
+    s.mfu = s.achieved_flops_per_s / s.peak_flops_per_s;
+    s.mxu_utilization = s.unit_seconds[static_cast<int>(hw::Unit::kMxu)] / s.total_seconds;
+    s.hbm_bandwidth_utilization =
+        static_cast<double>(s.hbm_bytes) / s.total_seconds / chip.memory.hbm_bytes_per_s;
+  }
+  return s;
+}
+
+std::string FormatSeconds(double s) {
+  char buf[32];
+  if (s == 0) return "0 s";
+  if (s < 1e-6) std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
+  else if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
+  else if (s < 1) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3f s", s);
+  return buf;
+}
+
+namespace {
+
+std::string Scaled(double v, const char* unit) {
+  static const char* kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};
+  int p = 0;
+  while (std::abs(v) >= 1000 && p < 6) {
+    v /= 1000;
+    ++p;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, p == 0 ? "%.0f %s%s" : "%.2f %s%s", v, kPrefix[p], unit);
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatBytes(double bytes) { return Scaled(bytes, "B"); }
+
+std::string FormatRate(double per_s, const char* unit) {
+  return Scaled(per_s, (std::string(unit) + "/s").c_str());
+}
+
+}  // namespace tpusim::report

@@ -1,0 +1,106 @@
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "tpusim/report/report.h"
+
+namespace tpusim::report {
+namespace {
+
+std::string Percent(double x) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.1f%%", x * 100);
+  return buf;
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+void TimeBy(std::ostringstream& os, const Summary& s) {
+  os << "  time by unit (busy):";
+  for (int u = 0; u < hw::kNumUnits; ++u) {
+    os << "  " << hw::UnitName(static_cast<hw::Unit>(u)) << " "
+       << FormatSeconds(s.unit_seconds[u]);
+  }
+  os << "\n  time by bound:";
+  for (int b = 0; b < 6; ++b) {
+    if (s.bound_seconds[b] == 0) continue;
+    os << "  " << hw::BoundName(static_cast<hw::Bound>(b)) << " "
+       << FormatSeconds(s.bound_seconds[b]);
+    if (s.total_seconds > 0) os << " (" << Percent(s.bound_seconds[b] / s.total_seconds) << ")";
+  }
+  os << "\n";
+}
+
+void TopOps(std::ostringstream& os, const Summary& s) {
+  std::vector<const OpTotal*> ops;
+  for (const OpTotal& t : s.ops) ops.push_back(&t);
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpTotal* a, const OpTotal* b) { return a->seconds > b->seconds; });
+  os << "costliest ops:\n";
+  for (size_t i = 0; i < ops.size() && i < 10; ++i) {
+    const OpTotal& t = *ops[i];
+    if (t.seconds == 0) break;
+    std::string what = t.op->name_str() + (t.count > 1 ? " x" + std::to_string(t.count) : "");
+    os << "  " << Pad(FormatSeconds(t.seconds), 10) << " "
+       << Pad(s.total_seconds > 0 ? Percent(t.seconds / s.total_seconds) : "", 7) << " "
+       << Pad(hw::BoundName(t.bound), 8) << " " << Pad(t.name, 8) << " " << Pad(what, 28)
+       << " " << t.location << "\n";
+  }
+}
+
+void PaddingWaste(std::ostringstream& os, const Summary& s) {
+  std::vector<const OpTotal*> ops;
+  for (const OpTotal& t : s.ops) {
+    if (t.padding_bytes > 0) ops.push_back(&t);
+  }
+  if (ops.empty()) return;
+  std::stable_sort(ops.begin(), ops.end(), [](const OpTotal* a, const OpTotal* b) {
+    return a->padding_bytes > b->padding_bytes;
+  });
+  os << "most padding (tiles of (8|16|32, 128)):\n";
+  for (size_t i = 0; i < ops.size() && i < 5; ++i) {
+    const OpTotal& t = *ops[i];
+    double share = t.hbm_bytes > 0 ? static_cast<double>(t.padding_bytes) / t.hbm_bytes : 0;
+    os << "  " << Pad(FormatBytes(t.padding_bytes), 10) << " " << Pad(Percent(share), 7)
+       << " of its traffic  " << Pad(t.name, 8) << " " << Pad(t.op->name_str(), 28) << " "
+       << t.location << "\n";
+  }
+}
+
+}  // namespace
+
+std::string TextReport(const timing::Timeline& timeline, const Summary& s) {
+  const hw::ChipSpec& chip = timeline.chip();
+  std::ostringstream os;
+  os << "chip: " << chip.name << " - " << chip.description << "\n"
+     << "  time             " << FormatSeconds(s.total_seconds) << "\n"
+     << "  work             " << s.flops << " FLOPs, achieved "
+     << FormatRate(s.achieved_flops_per_s, "FLOP") << " of "
+     << FormatRate(s.peak_flops_per_s, "FLOP") << " peak (MFU " << Percent(s.mfu) << ")\n"
+     << "  MXU utilization  " << Percent(s.mxu_utilization) << "\n"
+     << "  HBM              " << FormatBytes(static_cast<double>(s.hbm_bytes)) << " moved, "
+     << FormatRate(s.total_seconds > 0 ? s.hbm_bytes / s.total_seconds : 0, "B") << " ("
+     << Percent(s.hbm_bandwidth_utilization) << " of "
+     << FormatRate(chip.memory.hbm_bytes_per_s, "B") << ")\n"
+     << "  padding          " << FormatBytes(static_cast<double>(s.padding_bytes))
+     << " of the traffic is tile padding";
+  if (s.tiling_bytes > 0) {
+    os << "; " << FormatBytes(static_cast<double>(s.tiling_bytes))
+       << " re-read because working sets exceed VMEM";
+  }
+  os << "\n";
+  TimeBy(os, s);
+  TopOps(os, s);
+  PaddingWaste(os, s);
+  if (!s.unpriced.empty()) {
+    os << "not priced by the model (counted as zero time):";
+    for (const std::string& n : s.unpriced) os << " " << n;
+    os << "\n";
+  }
+  for (const std::string& note : timeline.notes()) os << "note: " << note << "\n";
+  return os.str();
+}
+
+}  // namespace tpusim::report

@@ -1,0 +1,194 @@
+#include "tpusim/timing/timing.h"
+
+#include <algorithm>
+
+#include "tpusim/ops/op_def.h"
+
+namespace tpusim::timing {
+
+hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op, bool* priced) {
+  const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
+  *priced = def != nullptr && def->work != nullptr;
+  if (!*priced) return hw::OpCost{};
+  return hw::PriceWork(chip, def->work(op));
+}
+
+void TimingObserver::OnOp(const ir::Operation& op, std::span<const Tensor>,
+                          std::span<const Tensor>) {
+  bool priced;
+  hw::OpCost cost = PriceOp(timeline_->chip(), op, &priced);
+  timeline_->Append(op, cost, priced);
+}
+
+namespace {
+
+// The integer value of a scalar constant, looking through nothing else.
+std::optional<int64_t> ConstantInt(ir::Value v) {
+  const ir::Operation* def = v.defining_op();
+  if (def == nullptr || def->name_str() != "stablehlo.constant") return std::nullopt;
+  std::vector<int64_t> ints = def->attr("value").AsInts();
+  if (ints.size() != 1) return std::nullopt;
+  return ints[0];
+}
+
+// Iterations of `for (i = init; i <dir> bound; i += step)`; dir as written
+// with i on the left.
+std::optional<int64_t> CountedTrips(const std::string& dir, int64_t init, int64_t bound,
+                                    int64_t step) {
+  auto ceil_div = [](int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; };
+  if (step > 0 && dir == "LT") return ceil_div(bound - init, step);
+  if (step > 0 && dir == "LE") return ceil_div(bound - init + 1, step);
+  if (step < 0 && dir == "GT") return ceil_div(init - bound, -step);
+  if (step < 0 && dir == "GE") return ceil_div(init - bound + 1, -step);
+  if (step != 0 && dir == "NE" && (bound - init) % step == 0 && (bound - init) / step >= 0) {
+    return (bound - init) / step;
+  }
+  return std::nullopt;
+}
+
+std::string Flip(const std::string& dir) {
+  if (dir == "LT") return "GT";
+  if (dir == "GT") return "LT";
+  if (dir == "LE") return "GE";
+  if (dir == "GE") return "LE";
+  return dir;
+}
+
+// The constant step of block argument `i` in the body: return(add(arg_i, c)).
+std::optional<int64_t> BodyStep(const ir::Block& body, int i) {
+  const ir::Operation* ret = body.terminator();
+  if (ret == nullptr || i >= ret->num_operands()) return std::nullopt;
+  const ir::Operation* next = ret->operand(i).defining_op();
+  if (next == nullptr || next->num_operands() != 2) return std::nullopt;
+  const bool add = next->name_str() == "stablehlo.add";
+  if (!add && next->name_str() != "stablehlo.subtract") return std::nullopt;
+  ir::Value arg = body.argument(i);
+  for (int side = 0; side < 2; ++side) {
+    if (next->operand(side) != arg) continue;
+    if (side == 1 && !add) return std::nullopt;  // c - i does not count
+    std::optional<int64_t> c = ConstantInt(next->operand(1 - side));
+    if (!c) return std::nullopt;
+    return add ? *c : -*c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int64_t> InferTripCount(const ir::Operation& w) {
+  if (w.num_regions() != 2 || w.region(0).empty() || w.region(1).empty()) return std::nullopt;
+  const ir::Block& cond = w.region(0).front();
+  const ir::Operation* ret = cond.terminator();
+  if (ret == nullptr || ret->num_operands() != 1) return std::nullopt;
+  const ir::Operation* cmp = ret->operand(0).defining_op();
+  if (cmp == nullptr || cmp->name_str() != "stablehlo.compare") return std::nullopt;
+  ir::Attribute dir_attr = cmp->attr("comparison_direction");
+  if (dir_attr.kind() != ir::Attribute::Kind::kEnum) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    ir::Value v = cmp->operand(side);
+    if (!v.is_block_argument() || v.impl()->block != &cond) continue;
+    int i = v.index();
+    std::optional<int64_t> bound = ConstantInt(cmp->operand(1 - side));
+    std::optional<int64_t> init = ConstantInt(w.operand(i));
+    std::optional<int64_t> step = BodyStep(w.region(1).front(), i);
+    if (!bound || !init || !step) continue;
+    std::string dir = side == 0 ? dir_attr.str() : Flip(dir_attr.str());
+    if (auto n = CountedTrips(dir, *init, *bound, *step)) return n;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Walks a function's IR with shapes only, appending each op's price.
+class StaticWalker {
+ public:
+  StaticWalker(const ir::Module& module, const StaticOptions& options, Timeline* timeline)
+      : module_(module), options_(options), timeline_(timeline) {}
+
+  Status Function(std::string_view name, int64_t count, int depth) {
+    const ir::Function* f = module_.Lookup(name);
+    if (f == nullptr) return NotFound("no function @" + std::string(name));
+    if (depth > 256) return ResourceExhausted("call depth exceeds 256 at @" + std::string(name));
+    return Block(f->entry(), count, depth + 1);
+  }
+
+ private:
+  Status Block(const ir::Block& block, int64_t count, int depth) {
+    for (const auto& op : block.ops()) {
+      const ops::OpDef* def = ops::OpRegistry::Lookup(op->name());
+      if (def != nullptr && def->is_terminator) continue;
+      TPUSIM_RETURN_IF_ERROR(Op(*op, def, count, depth));
+    }
+    return Status::Ok();
+  }
+
+  Status Op(const ir::Operation& op, const ops::OpDef* def, int64_t count, int depth) {
+    bool priced;
+    hw::OpCost cost = PriceOp(timeline_->chip(), op, &priced);
+    timeline_->Append(op, cost, priced, count);
+    if (op.name_str() == "func.call") {
+      return Function(op.attr("callee").str(), count, depth);
+    }
+    if (def == nullptr || !def->control_flow) return Status::Ok();
+    if (op.name_str() == "stablehlo.while") return While(op, count, depth);
+    if (op.num_regions() == 1) return Block(op.region(0).front(), count, depth);
+    return CostliestBranch(op, count, depth);
+  }
+
+  Status While(const ir::Operation& op, int64_t count, int depth) {
+    std::optional<int64_t> trips = InferTripCount(op);
+    std::string where = op.loc().ToString();
+    if (!trips) {
+      if (!options_.default_trip_count) {
+        return InvalidArgument("cannot infer the trip count of this while loop in "
+                               "timing-only mode; give one with --trip-count N")
+            .WithLocation(where);
+      }
+      trips = options_.default_trip_count;
+      timeline_->AddNote("while at " + where + ": trip count " + std::to_string(*trips) +
+                         " as given");
+    } else {
+      timeline_->AddNote("while at " + where + ": " + std::to_string(*trips) +
+                         " iterations inferred");
+    }
+    TPUSIM_RETURN_IF_ERROR(Block(op.region(0).front(), count * (*trips + 1), depth));
+    return Block(op.region(1).front(), count * *trips, depth);
+  }
+
+  // if/case without values: time every branch alone, keep the dearest.
+  Status CostliestBranch(const ir::Operation& op, int64_t count, int depth) {
+    int best = -1;
+    double best_s = -1;
+    for (int r = 0; r < op.num_regions(); ++r) {
+      Timeline trial(timeline_->chip());
+      StaticWalker sub(module_, options_, &trial);
+      TPUSIM_RETURN_IF_ERROR(sub.Block(op.region(r).front(), 1, depth));
+      if (trial.total_seconds() > best_s) {
+        best_s = trial.total_seconds();
+        best = r;
+      }
+    }
+    if (best < 0) return Status::Ok();
+    timeline_->AddNote(op.name_str() + " at " + op.loc().ToString() + ": timed branch " +
+                       std::to_string(best) + " of " + std::to_string(op.num_regions()) +
+                       ", the costliest (no values to choose by)");
+    return Block(op.region(best).front(), count, depth);
+  }
+
+  const ir::Module& module_;
+  const StaticOptions& options_;
+  Timeline* timeline_;
+};
+
+}  // namespace
+
+StatusOr<Timeline> TimeStatically(const ir::Module& module, std::string_view function,
+                                  const hw::ChipSpec& chip, const StaticOptions& options) {
+  Timeline timeline(chip);
+  StaticWalker walker(module, options, &timeline);
+  TPUSIM_RETURN_IF_ERROR(walker.Function(function, 1, 0));
+  return timeline;
+}
+
+}  // namespace tpusim::timing
