@@ -1,7 +1,124 @@
 // The tpusim command line. Thin: parses flags and calls the runtime.
+//
+// Every error is one line "tpusim: <message>" on stderr (a parse error adds
+// its source line and a caret); the exit status is 2 for bad input, 3 for
+// unsupported input, 1 for a failed check or anything else.
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
-int main() {
-  std::fprintf(stderr, "tpusim: no commands yet\n");
-  return 1;
+#include "tpusim/runtime/check.h"
+#include "tpusim/runtime/run.h"
+
+namespace {
+
+using tpusim::Status;
+using tpusim::numerics::MatmulPrecision;
+using tpusim::ops::EvalOptions;
+using tpusim::ops::Numerics;
+
+constexpr const char* kVersion = "tpusim 0.1.0";
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "tpusim: %s\n", message.c_str());
+  return code;
+}
+
+int Fail(const Status& st) { return Fail(st.message(), st.ExitCode()); }
+
+const std::map<std::string, Numerics> kNumerics = {{"reference", Numerics::kReference},
+                                                   {"tpu", Numerics::kTpu}};
+const std::map<std::string, MatmulPrecision> kPrecisions = {{"default", MatmulPrecision::kDefault},
+                                                            {"high", MatmulPrecision::kHigh},
+                                                            {"highest", MatmulPrecision::kHighest}};
+
+struct EvalFlags {
+  std::string numerics;
+  std::string precision;
+
+  void AddTo(CLI::App& app, const std::string& default_numerics) {
+    numerics = default_numerics;
+    app.add_option("--numerics", numerics, "reference (the spec's exact semantics) or tpu")
+        ->check(CLI::IsMember({"reference", "tpu"}))
+        ->capture_default_str();
+    app.add_option("--matmul-precision", precision,
+                   "override every dot/convolution's precision: default, high or highest")
+        ->check(CLI::IsMember({"default", "high", "highest"}));
+  }
+
+  EvalOptions Options() const {
+    EvalOptions o;
+    o.numerics = kNumerics.at(numerics);
+    if (!precision.empty()) {
+      o.override_precision = true;
+      o.precision = kPrecisions.at(precision);
+    }
+    return o;
+  }
+};
+
+int Main(int argc, char** argv) {
+  CLI::App app{"tpusim: a software TPU that runs StableHLO programs", "tpusim"};
+  app.set_version_flag("--version", kVersion);
+  app.require_subcommand(1);
+
+  tpusim::runtime::RunOptions run;
+  EvalFlags run_flags;
+  CLI::App* run_cmd = app.add_subcommand("run", "run a program on .npy or random inputs");
+  run_cmd->add_option("program", run.program, "StableHLO text file")->required();
+  run_cmd->add_option("--input", run.inputs,
+                      "input .npy: FILE for the next parameter, or NAME=FILE (NAME: arg0...)");
+  run_cmd->add_option("--output-dir", run.output_dir, "where result<i>.npy go")
+      ->capture_default_str();
+  run_cmd->add_option("--entry", run.entry, "function to run (default @main)");
+  run_cmd->add_flag("--random-inputs", run.random_inputs,
+                    "fill parameters without --input with random values");
+  run_cmd->add_option("--seed", run.seed, "seed of --random-inputs")->capture_default_str();
+  run_flags.AddTo(*run_cmd, "tpu");
+
+  std::vector<std::string> check_files;
+  EvalFlags check_flags;
+  CLI::App* check_cmd = app.add_subcommand("check", "run the check cases of test files");
+  check_cmd->add_option("files", check_files, "StableHLO test files")->required();
+  check_flags.AddTo(*check_cmd, "reference");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return Fail(std::string(e.what()) + " (see tpusim --help)", 2);
+  }
+
+  if (*run_cmd) {
+    run.eval = run_flags.Options();
+    Status st = tpusim::runtime::RunProgram(run, stdout);
+    return st.ok() ? 0 : Fail(st);
+  }
+  for (const std::string& file : check_files) {
+    if (!std::ifstream(file)) return Fail("cannot open " + file, 2);
+  }
+  tpusim::runtime::CheckSummary summary =
+      tpusim::runtime::CheckFiles(check_files, check_flags.Options(), stdout);
+  return summary.failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return Fail("out of host memory", 2);
+  } catch (const std::exception& e) {
+    return Fail(std::string("internal error: ") + e.what(), 1);
+  }
 }

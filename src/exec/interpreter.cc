@@ -21,6 +21,16 @@ Status CheckArgs(const ir::Block& block, std::span<const Tensor> args) {
   return Status::Ok();
 }
 
+// Appends the ids of every value `op` and the ops nested in it read.
+void CollectUses(const ir::Operation& op, std::vector<int>& ids) {
+  for (ir::Value v : op.operands()) ids.push_back(v.id());
+  for (int r = 0; r < op.num_regions(); ++r) {
+    for (int b = 0; b < op.region(r).num_blocks(); ++b) {
+      for (const auto& nested : op.region(r).block(b).ops()) CollectUses(*nested, ids);
+    }
+  }
+}
+
 }  // namespace
 
 Interpreter::Interpreter(const ir::Module& module, ops::EvalOptions options,
@@ -65,20 +75,44 @@ StatusOr<std::vector<Tensor>> Interpreter::RunRegion(const ir::Region& region,
   return results;
 }
 
+const std::vector<std::vector<int>>& Interpreter::DeadAfter(const ir::Block& block) {
+  auto it = dead_after_.find(&block);
+  if (it != dead_after_.end()) return it->second;
+  const auto& ops = block.ops();
+  std::unordered_map<int, int> last;  // value id -> index of its last use
+  for (ir::Value a : block.arguments()) last[a.id()] = 0;
+  std::vector<int> uses;
+  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+    uses.clear();
+    CollectUses(*ops[i], uses);
+    for (int id : uses) {
+      auto found = last.find(id);
+      if (found != last.end()) found->second = i;
+    }
+    for (ir::Value r : ops[i]->results()) last[r.id()] = i;
+  }
+  std::vector<std::vector<int>> dead(ops.size());
+  for (const auto& [id, i] : last) dead[i].push_back(id);
+  return dead_after_.emplace(&block, std::move(dead)).first->second;
+}
+
 StatusOr<std::vector<Tensor>> Interpreter::RunBlock(const ir::Block& block,
                                                     std::span<const Tensor> args) {
   TPUSIM_RETURN_IF_ERROR(CheckArgs(block, args));
   std::vector<Tensor>& frame = *frame_;
   for (int i = 0; i < block.num_arguments(); ++i) frame[block.argument(i).id()] = args[i];
-  for (const auto& op : block.ops()) {
-    const ops::OpDef* def = ops::OpRegistry::Lookup(op->name());
+  const std::vector<std::vector<int>>& dead = DeadAfter(block);
+  for (size_t i = 0; i < block.ops().size(); ++i) {
+    const ir::Operation& op = *block.ops()[i];
+    const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
     if (def != nullptr && def->is_terminator) {
       std::vector<Tensor> out;
-      out.reserve(op->num_operands());
-      for (ir::Value v : op->operands()) out.push_back(frame[v.id()]);
+      out.reserve(op.num_operands());
+      for (ir::Value v : op.operands()) out.push_back(frame[v.id()]);
       return out;
     }
-    TPUSIM_RETURN_IF_ERROR(RunOp(*op));
+    TPUSIM_RETURN_IF_ERROR(RunOp(op));
+    for (int id : dead[i]) frame[id] = Tensor();
   }
   return std::vector<Tensor>{};  // a block without terminator yields nothing
 }

@@ -1,5 +1,6 @@
 #include "tpusim/ir/attribute.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -135,16 +136,21 @@ std::string FormatDouble(double v) {
   return s;
 }
 
+// ui64 elements above INT64_MAX come back from AsInts() wrapped negative.
+std::string IntText(int64_t v, ElementType e) {
+  return e == ElementType::kUI64 ? std::to_string(static_cast<uint64_t>(v)) : std::to_string(v);
+}
+
 void PrintIntList(const std::vector<int64_t>& v, const Shape& shape, size_t dim,
-                  int64_t& pos, std::string& out) {
+                  int64_t& pos, std::string& out, ElementType e = ElementType::kSI64) {
   if (dim == shape.size()) {
-    out += std::to_string(v[pos++]);
+    out += IntText(v[pos++], e);
     return;
   }
   out += "[";
   for (int64_t i = 0; i < shape[dim]; ++i) {
     if (i) out += ", ";
-    PrintIntList(v, shape, dim + 1, pos, out);
+    PrintIntList(v, shape, dim + 1, pos, out, e);
   }
   out += "]";
 }
@@ -153,10 +159,14 @@ std::string DenseToString(const Attribute& a) {
   const Type& t = a.type();
   ElementType e = t.element();
   std::string out = "dense<";
-  if (IsInteger(e)) {
+  if (a.is_splat() && (IsInteger(e) || IsBool(e))) {
+    // One value stands for all; never expand (the tensor may be huge).
+    int64_t v = LoadInt(a.bytes().data(), e);
+    out += IsBool(e) ? (v ? "true" : "false") : IntText(v, e);
+  } else if (IsInteger(e)) {
     std::vector<int64_t> v = a.AsInts();
     int64_t pos = 0;
-    PrintIntList(v, t.shape(), 0, pos, out);
+    PrintIntList(v, t.shape(), 0, pos, out, e);
   } else if (IsBool(e)) {
     std::vector<int64_t> v = a.AsInts();
     std::string ints;
@@ -195,7 +205,15 @@ std::string Attribute::ToString() const {
              std::string(ElementTypeName(element_type()));
     case Kind::kString: return Quote(str());
     case Kind::kType: return type().ToString();
-    case Kind::kSymbolRef: return "@" + str();
+    case Kind::kSymbolRef: {
+      // Names outside [A-Za-z0-9_$.-] (JAX's @"<lambda>") need quotes.
+      bool bare = !str().empty();
+      for (char c : str()) {
+        bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+                        c == '.' || c == '-');
+      }
+      return "@" + (bare ? str() : Quote(str()));
+    }
     case Kind::kArray: {
       std::string s = "[";
       for (size_t i = 0; i < array().size(); ++i) {

@@ -4,6 +4,7 @@
 #define TPUSIM_EXEC_INTERPRETER_H_
 
 #include <span>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -64,6 +65,11 @@ class Interpreter : public ops::EvalContext {
   StatusOr<std::vector<Tensor>> RunBlock(const ir::Block& block,
                                          std::span<const Tensor> args);
   Status RunOp(const ir::Operation& op);
+  // For each op of `block`, the ids of the values defined in the block
+  // (arguments, results) whose last use it is; RunBlock drops them after the
+  // op so that memory peaks at what is live, not at all a function made.
+  // Values from enclosing blocks are left to those: a region may run again.
+  const std::vector<std::vector<int>>& DeadAfter(const ir::Block& block);
 
   const ir::Module& module_;
   ops::EvalOptions options_;
@@ -71,6 +77,7 @@ class Interpreter : public ops::EvalContext {
   OpObserver* observer_ = nullptr;
   std::vector<Tensor>* frame_ = nullptr;  // values of the running function
   int depth_ = 0;
+  std::unordered_map<const ir::Block*, std::vector<std::vector<int>>> dead_after_;
 };
 
 }  // namespace tpusim::exec

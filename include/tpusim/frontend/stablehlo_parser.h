@@ -14,9 +14,12 @@
 namespace tpusim::frontend {
 
 // Parses one module: `module @name attributes {...} { func.func ... }`, or
-// bare top-level func.func definitions (an implicit module). Pretty op forms
-// are normalized to the generic form's attributes and regions, `loc(...)` and
-// `#loc` aliases are skipped, and every function is Renumber()ed.
+// bare top-level func.func definitions (an implicit module; empty input is an
+// empty module). Pretty op forms are normalized to the generic form's
+// attributes and regions, `loc(...)` and `#loc` aliases are skipped, and
+// every function is Renumber()ed. Operation::loc() is the op's first token
+// (its first result name, if any). `sdy.mesh` ops are kept in the module
+// attribute "sdy.meshes" (see ir/sharding.h).
 // Errors are kInvalidArgument ("file:line:col: message", then the source line
 // and a caret under the offending text) or kUnimplemented (e.g. dynamic shapes).
 // The module is not verified; run verify::VerifyModule next.

@@ -1,0 +1,42 @@
+// NumPy .npy files (format versions 1.0, 2.0 and 3.0): the tensors the CLI
+// reads as program inputs and writes as results.
+//
+// Reading accepts every numpy dtype tpusim has an element type for (bool,
+// int8..int64, uint8..uint64, float16/32/64, complex64/128), in either byte
+// order and in C or Fortran order; anything else (structured, object, string
+// dtypes) is kUnimplemented, a malformed file kInvalidArgument.
+// Writing uses the type's own dtype where numpy has one; types numpy lacks are
+// widened: bf16 and the f8/f6/f4 types to float32, i2/i4 to int8, ui2/ui4 to
+// uint8.
+#ifndef TPUSIM_IO_NPY_H_
+#define TPUSIM_IO_NPY_H_
+
+#include <string>
+#include <string_view>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/element_type.h"
+#include "tpusim/tensor/tensor.h"
+
+namespace tpusim::io {
+
+// Decodes the bytes of a .npy file; `name` labels error messages.
+StatusOr<Tensor> DecodeNpy(std::string_view bytes, const std::string& name);
+
+// Reads and decodes the file at `path` (kNotFound if it cannot be opened).
+StatusOr<Tensor> ReadNpy(const std::string& path);
+
+// The element type a tensor of type `t` is stored as in a .npy file.
+ir::ElementType NpyElementType(ir::ElementType t);
+
+// The bytes of a .npy file holding `t`. REQUIRES nothing; tuples and tokens
+// are kInvalidArgument.
+StatusOr<std::string> EncodeNpy(const Tensor& t);
+
+// Writes `t` to `path` atomically: to `path`.tmp first, then renamed, so a
+// failed write leaves no partial file behind.
+Status WriteNpy(const std::string& path, const Tensor& t);
+
+}  // namespace tpusim::io
+
+#endif  // TPUSIM_IO_NPY_H_

@@ -1,0 +1,62 @@
+// Shardings of values across devices, as JAX writes them on functions and
+// ops: XLA's `mhlo.sharding = "{devices=[2,1]0,1}"` strings and Shardy's
+// `sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>` attributes. The IR keeps
+// the attributes as written (they print back unchanged); these functions
+// give their meaning in one structured form.
+#ifndef TPUSIM_IR_SHARDING_H_
+#define TPUSIM_IR_SHARDING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+
+namespace tpusim::ir {
+
+// XLA's HloSharding. A tiled sharding splits dimension d into tile_dims[d]
+// tiles; tile t (row-major over tile_dims) lives on devices[t]. With
+// last_tile_dim_replicate, the last tile dimension is not a tensor dimension
+// but a group of replicas of each tile.
+struct HloSharding {
+  enum class Kind : uint8_t { kReplicated, kManual, kMaximal, kTiled, kTuple, kUnknown };
+  Kind kind = Kind::kReplicated;
+  int64_t device = 0;                       // kMaximal
+  std::vector<int64_t> tile_dims;           // kTiled
+  std::vector<int64_t> devices;             // kTiled, one per tile
+  bool last_tile_dim_replicate = false;     // kTiled
+  std::vector<std::string> last_tile_dims;  // kTiled: subgroup kinds ("manual", ...)
+  std::vector<HloSharding> elements;        // kTuple
+
+  // The `mhlo.sharding` spelling (iota tile assignments come out expanded).
+  std::string ToString() const;
+  friend bool operator==(const HloSharding&, const HloSharding&) = default;
+};
+
+// Parses an `mhlo.sharding` string: {replicated}, {manual}, {unknown},
+// {maximal device=N}, {devices=[2,1]0,1}, {devices=[4,2]<=[8]},
+// {devices=[2,4]<=[4,2]T(1,0) last_tile_dim_replicate},
+// {devices=[2,2]0,1,2,3 last_tile_dims={manual}}, tuples {{...}, {...}}.
+// `metadata={...}` is ignored. kInvalidArgument on malformed text.
+StatusOr<HloSharding> ParseHloSharding(std::string_view text);
+
+// The HloSharding of a `#sdy.sharding` attribute (kStruct "sdy.sharding",
+// as the parser builds it) for a tensor of `rank` dimensions, given the
+// module's meshes (the "sdy.meshes" module attribute).
+StatusOr<HloSharding> SdyShardingToHlo(const Module& module, const Attribute& sharding,
+                                       int64_t rank);
+
+// The sharding of function argument / result `i`, or of `op`'s results
+// (a tuple for several results), from `mhlo.sharding` or `sdy.sharding`;
+// nullopt when there is none. REQUIRES: i is in range.
+StatusOr<std::optional<HloSharding>> ArgSharding(const Module& module, const Function& f, int i);
+StatusOr<std::optional<HloSharding>> ResultSharding(const Module& module, const Function& f,
+                                                    int i);
+StatusOr<std::optional<HloSharding>> OpSharding(const Module& module, const Operation& op);
+
+}  // namespace tpusim::ir
+
+#endif  // TPUSIM_IR_SHARDING_H_

@@ -1,0 +1,97 @@
+// Collectives: how the processes of one replicas x partitions grid exchange
+// data. One object is shared by every process of a grid (each process runs on
+// its own thread); it provides the rendezvous behind the collective ops, the
+// channels behind send/recv, and the grid's infeed and outfeed queues.
+//
+// Every blocking call takes part in deadlock detection: when each process of
+// the grid is either finished or blocked on something no running process can
+// provide, the grid is aborted and every blocked call returns an error that
+// says what each process was waiting for. A process that fails aborts the
+// grid too, so the others stop instead of waiting forever.
+#ifndef TPUSIM_OPS_COLLECTIVES_H_
+#define TPUSIM_OPS_COLLECTIVES_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/tensor/tensor.h"
+
+namespace tpusim::ops {
+
+// A process's place as one number: replica_id * num_partitions + partition_id.
+using ProcessId = int64_t;
+
+class Collectives {
+ public:
+  Collectives(int64_t num_replicas, int64_t num_partitions);
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
+
+  int64_t num_replicas() const { return num_replicas_; }
+  int64_t num_partitions() const { return num_partitions_; }
+  int64_t num_processes() const { return num_replicas_ * num_partitions_; }
+
+  // Blocks until every process of `group` has called Exchange with the same
+  // `key` and returns their `values`, in `group` order. `key` names the op
+  // instance (op name, channel); calls are matched by key and by how many
+  // times each process has used that key with this group before, so the n-th
+  // all_reduce of a process meets the n-th of its peers.
+  // REQUIRES: `self` is in `group`.
+  StatusOr<std::vector<std::vector<Tensor>>> Exchange(const std::vector<ProcessId>& group,
+                                                      ProcessId self, const std::string& key,
+                                                      std::vector<Tensor> values);
+
+  // Point-to-point channels: Send queues `values` on `channel` and returns at
+  // once; Recv blocks until a value is queued and takes the oldest.
+  void Send(int64_t channel, std::vector<Tensor> values);
+  StatusOr<std::vector<Tensor>> Recv(int64_t channel, ProcessId self);
+
+  // The grid's infeed: filled before the processes start, read by infeed ops
+  // in arrival order. Empty -> kOutOfRange.
+  void PushInfeed(std::vector<Tensor> values);
+  StatusOr<std::vector<Tensor>> PopInfeed();
+  // The grid's outfeed: what outfeed ops wrote, in arrival order.
+  void PushOutfeed(std::vector<Tensor> values);
+  std::vector<std::vector<Tensor>> TakeOutfeed();
+
+  // Marks `self` as finished; others can no longer wait on it.
+  void Finish(ProcessId self);
+  // Stops the grid: every blocked and later blocking call fails. The first
+  // status given wins and is what FirstError() returns.
+  void Abort(const Status& status);
+  Status FirstError();
+
+ private:
+  struct Meeting;
+  // Waits on cv_ until `ready()` holds. `what` describes the wait for
+  // deadlock messages. REQUIRES: mu_ held through `lock`.
+  template <typename Ready>
+  Status Wait(std::unique_lock<std::mutex>& lock, ProcessId self, const std::string& what,
+              Ready ready);
+  // Aborts with a deadlock error if nothing can make progress. REQUIRES: mu_.
+  void CheckDeadlockLocked();
+
+  const int64_t num_replicas_;
+  const int64_t num_partitions_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Status error_;
+  int64_t finished_ = 0;
+  std::map<ProcessId, std::string> waiting_;  // blocked process -> what it waits for
+  std::map<std::string, std::shared_ptr<Meeting>> meetings_;
+  std::map<std::string, int64_t> uses_;  // (process, key, group) -> times used
+  std::map<int64_t, std::deque<std::vector<Tensor>>> channels_;
+  std::deque<std::vector<Tensor>> infeed_;
+  std::vector<std::vector<Tensor>> outfeed_;
+};
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_COLLECTIVES_H_

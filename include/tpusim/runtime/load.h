@@ -1,0 +1,21 @@
+// Loading programs: reading StableHLO text files into verified modules.
+#ifndef TPUSIM_RUNTIME_LOAD_H_
+#define TPUSIM_RUNTIME_LOAD_H_
+
+#include <memory>
+#include <string>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+
+namespace tpusim::runtime {
+
+// The whole file at `path`; kNotFound if it cannot be opened.
+StatusOr<std::string> ReadTextFile(const std::string& path);
+
+// Parses and verifies the single-module file at `path`.
+StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path);
+
+}  // namespace tpusim::runtime
+
+#endif  // TPUSIM_RUNTIME_LOAD_H_

@@ -1,0 +1,172 @@
+#include "tpusim/io/npy.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "tpusim/numerics/float_formats.h"
+
+namespace tpusim::io {
+namespace {
+
+using ir::ElementType;
+
+Tensor Filled(ElementType e, ir::Shape shape) {
+  Tensor t = Tensor::Allocate(ir::Type::Tensor(e, shape)).value();
+  int w = ir::StorageBytes(e);
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    if (ir::IsFloat(e) || ir::IsComplex(e)) {
+      ElementType part = ir::IsComplex(e) ? ir::ComplexPartType(e) : e;
+      numerics::StoreDouble(part, 0.5 * static_cast<double>(i) - 2, t.mutable_raw() + i * w);
+    } else {
+      numerics::StoreInt64(e, i % 3 - 1, t.mutable_raw() + i * w);
+    }
+  }
+  return t;
+}
+
+// A .npy file with the given header dict and data bytes, as numpy lays it out.
+std::string NpyBytes(const std::string& dict, const std::string& data, int version = 1) {
+  std::string header = dict;
+  size_t prefix = 6 + 2 + (version == 1 ? 2 : 4);
+  header.append(63 - (prefix + header.size()) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(version);
+  out += '\0';
+  for (size_t i = 0; i < (version == 1 ? 2u : 4u); ++i) {
+    out += static_cast<char>(header.size() >> (8 * i));
+  }
+  return out + header + data;
+}
+
+class NpyRoundTrip : public testing::TestWithParam<ElementType> {};
+
+TEST_P(NpyRoundTrip, KeepsTypeAndBits) {
+  Tensor t = Filled(GetParam(), {2, 3});
+  StatusOr<std::string> bytes = EncodeNpy(t);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  size_t header_len = static_cast<uint8_t>((*bytes)[8]) | static_cast<uint8_t>((*bytes)[9]) << 8;
+  EXPECT_EQ((10 + header_len) % 64, 0u);  // data starts 64-byte aligned
+  StatusOr<Tensor> back = DecodeNpy(*bytes, "t.npy");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->BitwiseEquals(t)) << back->ToString() << " vs " << t.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNumpyTypes, NpyRoundTrip,
+                         testing::Values(ElementType::kI1, ElementType::kSI8, ElementType::kSI16,
+                                         ElementType::kSI32, ElementType::kSI64, ElementType::kUI8,
+                                         ElementType::kUI16, ElementType::kUI32, ElementType::kUI64,
+                                         ElementType::kF16, ElementType::kF32, ElementType::kF64,
+                                         ElementType::kC64, ElementType::kC128));
+
+TEST(Npy, WidensTypesNumpyLacks) {
+  Tensor bf16 = Filled(ElementType::kBF16, {4});
+  Tensor back = DecodeNpy(EncodeNpy(bf16).value(), "b.npy").value();
+  ASSERT_EQ(back.type(), ir::Type::Tensor(ElementType::kF32, {4}));
+  EXPECT_EQ(back.data<float>()[3], -0.5f);
+
+  Tensor i4 = Filled(ElementType::kSI4, {3});
+  back = DecodeNpy(EncodeNpy(i4).value(), "i.npy").value();
+  ASSERT_EQ(back.element(), ElementType::kSI8);
+  EXPECT_EQ(back.data<int8_t>()[0], -1);
+}
+
+TEST(Npy, ScalarAndEmptyShapes) {
+  for (ir::Shape shape : {ir::Shape{}, ir::Shape{0}, ir::Shape{2, 0, 3}}) {
+    Tensor t = Filled(ElementType::kF32, shape);
+    Tensor back = DecodeNpy(EncodeNpy(t).value(), "s.npy").value();
+    EXPECT_EQ(back.type(), t.type());
+  }
+}
+
+TEST(Npy, ReadsBigEndian) {
+  std::string data = {0, 0, 0, 1, 0, 0, 1, 0};
+  Tensor t = DecodeNpy(NpyBytes("{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }", data),
+                       "be.npy")
+                 .value();
+  EXPECT_EQ(t.data<int32_t>()[0], 1);
+  EXPECT_EQ(t.data<int32_t>()[1], 256);
+}
+
+TEST(Npy, ReadsFortranOrder) {
+  // Column-major [[0, 1, 2], [3, 4, 5]] is 0 3 1 4 2 5.
+  std::string data = {0, 3, 1, 4, 2, 5};
+  Tensor t = DecodeNpy(NpyBytes("{'descr': '|i1', 'fortran_order': True, 'shape': (2, 3), }", data),
+                       "f.npy")
+                 .value();
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(t.data<int8_t>()[i], i);
+}
+
+TEST(Npy, ReadsVersion3Headers) {
+  std::string data(4, '\0');
+  StatusOr<Tensor> t = DecodeNpy(
+      NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", data, 3), "v3.npy");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->type(), ir::Type::Tensor(ElementType::kF32, {}));
+}
+
+TEST(Npy, RejectsBadFilesCleanly) {
+  const std::string ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  struct Case {
+    std::string bytes;
+    StatusCode code;
+    std::string message;
+  } cases[] = {
+      {"", StatusCode::kInvalidArgument, "bad magic"},
+      {"\x93NUMPX\x01\x00\x00\x00", StatusCode::kInvalidArgument, "bad magic"},
+      {std::string("\x93NUMPY\x01\x00\xff\x00", 10), StatusCode::kInvalidArgument, "truncated"},
+      {NpyBytes(ok_dict, "abc"), StatusCode::kInvalidArgument, "data bytes"},
+      {NpyBytes(ok_dict, std::string(12, '\0')), StatusCode::kInvalidArgument, "data bytes"},
+      {NpyBytes("{'descr': '<f4', 'shape': (2,), }", ""), StatusCode::kInvalidArgument,
+       "fortran_order"},
+      {NpyBytes("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", ""),
+       StatusCode::kInvalidArgument, "True or False"},
+      {NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", ""),
+       StatusCode::kInvalidArgument, "dimension"},
+      {NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", ""),
+       StatusCode::kInvalidArgument, "too large"},
+      {NpyBytes("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", ""),
+       StatusCode::kUnimplemented, "'<U3'"},
+      {NpyBytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", ""),
+       StatusCode::kUnimplemented, "structured"},
+      {NpyBytes(ok_dict, "", 9), StatusCode::kUnimplemented, "version 9"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Tensor> t = DecodeNpy(c.bytes, "bad.npy");
+    ASSERT_FALSE(t.ok()) << c.message;
+    EXPECT_EQ(t.status().code(), c.code) << t.status().ToString();
+    EXPECT_NE(t.status().message().find(c.message), std::string::npos) << t.status().message();
+  }
+}
+
+TEST(Npy, HugeShapeIsAnErrorNotACrash) {
+  StatusOr<Tensor> t = DecodeNpy(
+      NpyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""),
+      "huge.npy");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(Npy, WritesAtomicallyAndReadsBack) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tpusim_npy_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "x.npy").string();
+  Tensor t = Filled(ElementType::kF64, {3, 2});
+  ASSERT_TRUE(WriteNpy(path, t).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_TRUE(ReadNpy(path).value().BitwiseEquals(t));
+
+  Status st = WriteNpy((dir / "no" / "such" / "dir.npy").string(), t);
+  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(std::filesystem::exists(dir / "no"));
+  EXPECT_EQ(ReadNpy((dir / "missing.npy").string()).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(WriteNpy(path, Tensor::Token()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tpusim::io

@@ -1,0 +1,157 @@
+#include "tpusim/ops/collectives.h"
+
+#include <algorithm>
+
+namespace tpusim::ops {
+
+struct Collectives::Meeting {
+  size_t expected = 0;
+  std::map<ProcessId, std::vector<Tensor>> values;
+  size_t readers_left = 0;
+};
+
+namespace {
+
+std::string IdList(const std::vector<ProcessId>& ids) {
+  std::string s = "[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(ids[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+Collectives::Collectives(int64_t num_replicas, int64_t num_partitions)
+    : num_replicas_(num_replicas), num_partitions_(num_partitions) {}
+
+template <typename Ready>
+Status Collectives::Wait(std::unique_lock<std::mutex>& lock, ProcessId self,
+                         const std::string& what, Ready ready) {
+  // Whoever makes a waiter ready removes it from waiting_, so waiting_ holds
+  // exactly the processes that cannot go on; a waiter that wakes to find its
+  // condition taken by another registers again.
+  while (true) {
+    if (ready()) {
+      waiting_.erase(self);
+      return Status::Ok();
+    }
+    if (!error_.ok()) {
+      waiting_.erase(self);
+      return error_;
+    }
+    if (!waiting_.count(self)) {
+      waiting_[self] = what;
+      CheckDeadlockLocked();
+      continue;
+    }
+    cv_.wait(lock);
+  }
+}
+
+void Collectives::CheckDeadlockLocked() {
+  if (!error_.ok() || waiting_.empty()) return;
+  if (static_cast<int64_t>(waiting_.size()) + finished_ < num_processes()) return;
+  std::string msg = "deadlock between processes:";
+  for (const auto& [id, what] : waiting_) {
+    msg += " (" + std::to_string(id / num_partitions_) + ", " +
+           std::to_string(id % num_partitions_) + ") waits for " + what + ";";
+  }
+  msg += " " + std::to_string(finished_) + " finished";
+  error_ = InvalidArgument(msg);
+  cv_.notify_all();
+}
+
+StatusOr<std::vector<std::vector<Tensor>>> Collectives::Exchange(
+    const std::vector<ProcessId>& group, ProcessId self, const std::string& key,
+    std::vector<Tensor> values) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const std::string group_key = key + " " + IdList(group);
+  int64_t use = uses_[std::to_string(self) + " " + group_key]++;
+  const std::string meeting_key = group_key + " #" + std::to_string(use);
+  std::shared_ptr<Meeting>& slot = meetings_[meeting_key];
+  if (!slot) {
+    slot = std::make_shared<Meeting>();
+    slot->expected = group.size();
+    slot->readers_left = group.size();
+  }
+  std::shared_ptr<Meeting> m = slot;
+  m->values[self] = std::move(values);
+  if (m->values.size() == m->expected) {
+    for (ProcessId p : group) waiting_.erase(p);
+    cv_.notify_all();
+  }
+  TPUSIM_RETURN_IF_ERROR(Wait(lock, self, key + " with processes " + IdList(group),
+                              [&] { return m->values.size() == m->expected; }));
+  std::vector<std::vector<Tensor>> out;
+  out.reserve(group.size());
+  for (ProcessId p : group) out.push_back(m->values.at(p));
+  if (--m->readers_left == 0) meetings_.erase(meeting_key);
+  return out;
+}
+
+void Collectives::Send(int64_t channel, std::vector<Tensor> values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  channels_[channel].push_back(std::move(values));
+  const std::string tag = "recv on channel " + std::to_string(channel);
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    if (it->second == tag) {
+      waiting_.erase(it);
+      break;
+    }
+  }
+  cv_.notify_all();
+}
+
+StatusOr<std::vector<Tensor>> Collectives::Recv(int64_t channel, ProcessId self) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::deque<std::vector<Tensor>>& queue = channels_[channel];
+  TPUSIM_RETURN_IF_ERROR(Wait(lock, self, "recv on channel " + std::to_string(channel),
+                              [&] { return !queue.empty(); }));
+  std::vector<Tensor> values = std::move(queue.front());
+  queue.pop_front();
+  return values;
+}
+
+void Collectives::PushInfeed(std::vector<Tensor> values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  infeed_.push_back(std::move(values));
+}
+
+StatusOr<std::vector<Tensor>> Collectives::PopInfeed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (infeed_.empty()) return OutOfRange("the infeed is empty");
+  std::vector<Tensor> values = std::move(infeed_.front());
+  infeed_.pop_front();
+  return values;
+}
+
+void Collectives::PushOutfeed(std::vector<Tensor> values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  outfeed_.push_back(std::move(values));
+}
+
+std::vector<std::vector<Tensor>> Collectives::TakeOutfeed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::move(outfeed_);
+}
+
+void Collectives::Finish(ProcessId self) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++finished_;
+  CheckDeadlockLocked();
+}
+
+void Collectives::Abort(const Status& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error_.ok()) error_ = status;
+  cv_.notify_all();
+}
+
+Status Collectives::FirstError() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+}  // namespace tpusim::ops

@@ -1,0 +1,163 @@
+// Control flow: while, if, case, and composite (which runs its decomposition).
+#include "ops/op_util.h"
+
+namespace tpusim::ops {
+namespace {
+
+// Control flow itself costs nothing: the ops in its regions (or, for
+// composite, in the decomposition it calls) are timed one by one.
+Work NoWork(const ir::Operation&) { return {.free = true}; }
+
+std::vector<ir::Type> TypesOf(const std::vector<ir::Value>& values) {
+  std::vector<ir::Type> out;
+  for (ir::Value v : values) out.push_back(v.type());
+  return out;
+}
+
+std::string TypeList(const std::vector<ir::Type>& types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i) s += ", ";
+    s += types[i].ToString();
+  }
+  return s + ")";
+}
+
+// Region `r` of `op` has one block taking `args` and returning `results`.
+Status ExpectRegion(const ir::Operation& op, int r, const std::vector<ir::Type>& args,
+                    const std::vector<ir::Type>& results) {
+  const ir::Region& region = op.region(r);
+  std::string which = "'" + op.name_str() + "' region " + std::to_string(r);
+  if (region.num_blocks() != 1) return InvalidArgument(which + " must have one block");
+  const ir::Block& block = region.front();
+  if (TypesOf(block.arguments()) != args) {
+    return InvalidArgument(which + " takes " + TypeList(TypesOf(block.arguments())) +
+                           ", expected " + TypeList(args));
+  }
+  const ir::Operation* term = block.terminator();
+  if (term == nullptr || term->name_str() != "stablehlo.return") {
+    return InvalidArgument(which + " must end in stablehlo.return");
+  }
+  if (TypesOf(term->operands()) != results) {
+    return InvalidArgument(which + " returns " + TypeList(TypesOf(term->operands())) +
+                           ", expected " + TypeList(results));
+  }
+  return Status::Ok();
+}
+
+// while(operands) cond {...} do {...}: the loop state starts as the operands.
+Status VerifyWhile(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumRegions(op, 2));
+  std::vector<ir::Type> state = TypesOf(op.operands());
+  if (TypesOf(op.results()) != state) {
+    return InvalidArgument("'stablehlo.while' results " + TypeList(TypesOf(op.results())) +
+                           " differ from its operands " + TypeList(state));
+  }
+  TPUSIM_RETURN_IF_ERROR(ExpectRegion(op, 0, state, {ir::Type::Tensor(ir::ElementType::kI1, {})}));
+  return ExpectRegion(op, 1, state, state);
+}
+
+StatusOr<std::vector<Tensor>> EvalWhile(EvalContext& ctx, const ir::Operation& op,
+                                        std::span<const Tensor> operands) {
+  std::vector<Tensor> state(operands.begin(), operands.end());
+  while (true) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> cond, ctx.RunRegion(op.region(0), state));
+    if (cond[0].data<uint8_t>()[0] == 0) return state;
+    TPUSIM_ASSIGN_OR_RETURN(state, ctx.RunRegion(op.region(1), state));
+  }
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.while",
+                    .verify = VerifyWhile,
+                    .eval = EvalWhile,
+                    .work = NoWork,
+                    .control_flow = true});
+
+// Each branch takes nothing and returns the op's result types.
+Status VerifyBranches(const ir::Operation& op) {
+  if (op.num_regions() < 1) return InvalidArgument("'" + op.name_str() + "' needs a branch");
+  for (int r = 0; r < op.num_regions(); ++r) {
+    TPUSIM_RETURN_IF_ERROR(ExpectRegion(op, r, {}, TypesOf(op.results())));
+  }
+  return Status::Ok();
+}
+
+Status VerifyIf(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumRegions(op, 2));
+  if (op.operand(0).type() != ir::Type::Tensor(ir::ElementType::kI1, {})) {
+    return InvalidArgument("'stablehlo.if' predicate must be tensor<i1>, got " +
+                           op.operand(0).type().ToString());
+  }
+  return VerifyBranches(op);
+}
+
+StatusOr<std::vector<Tensor>> EvalIf(EvalContext& ctx, const ir::Operation& op,
+                                     std::span<const Tensor> operands) {
+  bool pred = operands[0].data<uint8_t>()[0] != 0;
+  return ctx.RunRegion(op.region(pred ? 0 : 1), {});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.if",
+                    .verify = VerifyIf,
+                    .eval = EvalIf,
+                    .work = NoWork,
+                    .control_flow = true});
+
+Status VerifyCase(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  if (op.operand(0).type() != ir::Type::Tensor(ir::ElementType::kSI32, {})) {
+    return InvalidArgument("'stablehlo.case' index must be tensor<i32>, got " +
+                           op.operand(0).type().ToString());
+  }
+  return VerifyBranches(op);
+}
+
+// An index outside [0, branches) selects the last branch.
+StatusOr<std::vector<Tensor>> EvalCase(EvalContext& ctx, const ir::Operation& op,
+                                       std::span<const Tensor> operands) {
+  int32_t index = operands[0].data<int32_t>()[0];
+  int last = op.num_regions() - 1;
+  return ctx.RunRegion(op.region(index >= 0 && index < last ? index : last), {});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.case",
+                    .verify = VerifyCase,
+                    .eval = EvalCase,
+                    .work = NoWork,
+                    .control_flow = true});
+
+// composite: its meaning is its decomposition, a function of the module; the
+// verifier's call checks do not cover it, so the callee's types are checked
+// when it runs (the interpreter rejects arguments of the wrong type).
+Status VerifyComposite(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(GetAttr(op, "name", ir::Attribute::Kind::kString).status());
+  return GetAttr(op, "decomposition", ir::Attribute::Kind::kSymbolRef).status();
+}
+
+StatusOr<std::vector<Tensor>> EvalComposite(EvalContext& ctx, const ir::Operation& op,
+                                            std::span<const Tensor> operands) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                          ctx.Call(op.attr("decomposition").str(), operands));
+  if (static_cast<int>(results.size()) != op.num_results()) {
+    return InvalidArgument("decomposition @" + op.attr("decomposition").str() + " returns " +
+                           std::to_string(results.size()) + " values for " +
+                           std::to_string(op.num_results()) + " results");
+  }
+  for (int i = 0; i < op.num_results(); ++i) {
+    if (results[i].type() != op.result(i).type()) {
+      return InvalidArgument("decomposition @" + op.attr("decomposition").str() + " returns " +
+                             results[i].type().ToString() + " for result " + std::to_string(i) +
+                             " of type " + op.result(i).type().ToString());
+    }
+  }
+  return results;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.composite",
+                    .verify = VerifyComposite,
+                    .eval = EvalComposite,
+                    .work = NoWork});
+
+}  // namespace
+}  // namespace tpusim::ops

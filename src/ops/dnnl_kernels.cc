@@ -1,0 +1,126 @@
+#include "ops/dnnl_kernels.h"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace tpusim::ops {
+namespace {
+
+dnnl::memory::data_type ToDnnl(DnnlType t) {
+  return t == DnnlType::kBF16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+dnnl::engine& Engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+struct Compiled {
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b, dst, scratch;
+};
+
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, DnnlType, DnnlType, DnnlType,
+                       std::array<int64_t, 3>, std::array<int64_t, 3>, bool>;
+
+Key KeyOf(const DnnlMatmul& mm) {
+  return {mm.batch, mm.m, mm.k, mm.n, mm.a_type, mm.b_type, mm.dst_type,
+          mm.a_strides, mm.b_strides, mm.accumulate};
+}
+
+// Builds the primitive; a null result means oneDNN has no implementation.
+std::shared_ptr<const Compiled> Compile(const DnnlMatmul& mm) {
+  using dims = dnnl::memory::dims;
+  auto c = std::make_shared<Compiled>();
+  c->a = dnnl::memory::desc(dims{mm.batch, mm.m, mm.k}, ToDnnl(mm.a_type),
+                            dims(mm.a_strides.begin(), mm.a_strides.end()));
+  c->b = dnnl::memory::desc(dims{mm.batch, mm.k, mm.n}, ToDnnl(mm.b_type),
+                            dims(mm.b_strides.begin(), mm.b_strides.end()));
+  c->dst = dnnl::memory::desc(dims{mm.batch, mm.m, mm.n}, ToDnnl(mm.dst_type),
+                              dims{mm.m * mm.n, mm.n, 1});
+  dnnl::primitive_attr attr;
+  // A scratchpad per call (not per primitive) lets threads share primitives.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (mm.accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);
+    attr.set_post_ops(ops);
+  }
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(c->a, c->b, c->dst), attr, Engine());
+    c->scratch = pd.scratchpad_desc();
+    c->prim = dnnl::matmul(pd);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return c;
+}
+
+// Cached compiled primitives; a failed compilation is cached as null too.
+std::shared_ptr<const Compiled> Lookup(const DnnlMatmul& mm) {
+  static std::mutex mu;
+  static auto* cache = new std::map<Key, std::shared_ptr<const Compiled>>();
+  Key key = KeyOf(mm);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  // Compile outside the lock: it can take milliseconds. Two threads racing on
+  // one new shape both compile; the first insertion wins.
+  std::shared_ptr<const Compiled> compiled = Compile(mm);
+  std::lock_guard<std::mutex> lock(mu);
+  return cache->emplace(key, std::move(compiled)).first->second;
+}
+
+// Per-thread scratchpad, grown on demand and 64-byte aligned.
+void* Scratch(size_t bytes) {
+  struct Buffer {
+    void* p = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(p); }
+  };
+  thread_local Buffer buf;
+  if (bytes > buf.size) {
+    std::free(buf.p);
+    buf.size = (bytes + 63) / 64 * 64;
+    buf.p = std::aligned_alloc(64, buf.size);
+    if (!buf.p) buf.size = 0;
+  }
+  return buf.p;
+}
+
+}  // namespace
+
+Status RunDnnlMatmul(const DnnlMatmul& mm, const void* a, const void* b, void* dst) {
+  std::shared_ptr<const Compiled> c = Lookup(mm);
+  if (!c) return Unimplemented("oneDNN has no matmul kernel for this problem");
+  try {
+    dnnl::stream stream(Engine());
+    dnnl::memory am(c->a, Engine(), const_cast<void*>(a));
+    dnnl::memory bm(c->b, Engine(), const_cast<void*>(b));
+    dnnl::memory dm(c->dst, Engine(), dst);
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, dm}};
+    size_t scratch_bytes = c->scratch.get_size();
+    if (scratch_bytes > 0) {
+      void* s = Scratch(scratch_bytes);
+      if (!s) return ResourceExhausted("oneDNN matmul scratchpad allocation failed");
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(c->scratch, Engine(), s));
+    }
+    c->prim.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return Internal(std::string("oneDNN matmul failed: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace tpusim::ops

@@ -1,0 +1,33 @@
+// oneDNN glue for the dense ops: batched matmuls on f32 and bf16 host
+// buffers. Primitives are created once per problem and cached; every entry
+// point is thread-safe. Internal to src/ops.
+#ifndef TPUSIM_OPS_DNNL_KERNELS_H_
+#define TPUSIM_OPS_DNNL_KERNELS_H_
+
+#include <array>
+#include <cstdint>
+
+#include "tpusim/base/status.h"
+
+namespace tpusim::ops {
+
+enum class DnnlType : uint8_t { kF32, kBF16 };
+
+// dst[b, i, j] (+)= sum_k a[b, i, k] * b[b, k, j], products accumulated in
+// f32. Operands are strided views ({batch, row, col} strides in elements,
+// one of row/col stride typically 1); dst is dense row-major [batch, m, n].
+struct DnnlMatmul {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+  DnnlType a_type = DnnlType::kF32, b_type = DnnlType::kF32, dst_type = DnnlType::kF32;
+  std::array<int64_t, 3> a_strides{}, b_strides{};
+  bool accumulate = false;  // add to dst's current contents instead of overwriting
+};
+
+// Runs `mm`. kUnimplemented when oneDNN has no kernel for the problem (e.g.
+// a layout with no unit stride), so the caller can pack the operands or use
+// its own loops; kInternal for other oneDNN failures.
+Status RunDnnlMatmul(const DnnlMatmul& mm, const void* a, const void* b, void* dst);
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_DNNL_KERNELS_H_

@@ -1,0 +1,393 @@
+// Data-movement ops that rearrange elements without computing on them:
+// broadcast_in_dim, reshape, transpose, reverse, concatenate, slice, pad and
+// iota. Every copy moves stored bytes through StridedCopier, so one code path
+// serves all element types.
+#include "ops/layout_ops.h"
+
+#include <algorithm>
+
+#include "ops/index_util.h"
+#include "ops/op_util.h"
+#include "tpusim/numerics/float_formats.h"
+
+namespace tpusim::ops {
+namespace {
+
+// A tensor operand and result with the same element type.
+Status ExpectUnaryLayout(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  return CheckSameElement(op, "result", op.result(0).type(), op.operand(0).type().element());
+}
+
+int Width(const Tensor& t) { return ir::StorageBytes(t.element()); }
+
+// ---- broadcast_in_dim: result[i] = operand[i at broadcast_dimensions] ----
+
+Status VerifyBroadcastInDim(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectUnaryLayout(op));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "broadcast_dimensions"));
+  return CheckBroadcastInDim(op, op.operand(0).type(), op.result(0).type(), dims);
+}
+
+StatusOr<std::vector<Tensor>> EvalBroadcastInDim(EvalContext&, const ir::Operation& op,
+                                                 std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "broadcast_dimensions"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, BroadcastInDim(in[0], op.result(0).type(), dims));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.broadcast_in_dim", .verify = VerifyBroadcastInDim,
+                    .eval = EvalBroadcastInDim});
+
+// ---- reshape: same elements in the same row-major order ----
+
+Status VerifyReshape(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectUnaryLayout(op));
+  if (op.operand(0).type().num_elements() != op.result(0).type().num_elements()) {
+    return OpError(op, "cannot reshape " + op.operand(0).type().ToString() + " to " +
+                           op.result(0).type().ToString());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> EvalReshape(EvalContext&, const ir::Operation& op,
+                                          std::span<const Tensor> in) {
+  // Tensors are immutable once returned, so the result shares storage.
+  return std::vector<Tensor>{in[0].Reshaped(op.result(0).type().shape())};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reshape", .verify = VerifyReshape,
+                    .eval = EvalReshape});
+
+// ---- transpose: result_index[d] = operand_index[permutation[d]] ----
+
+Status VerifyTranspose(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectUnaryLayout(op));
+  TPUSIM_ASSIGN_OR_RETURN(auto perm, GetInts(op, "permutation"));
+  const ir::Type& operand = op.operand(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "permutation", perm, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckDimsInRange(op, "permutation", perm, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckUnique(op, "permutation", perm));
+  ir::Shape shape;
+  for (int64_t p : perm) shape.push_back(operand.dim(p));
+  return ExpectResultType(op, 0, ir::Type::Tensor(operand.element(), shape));
+}
+
+StatusOr<std::vector<Tensor>> EvalTranspose(EvalContext&, const ir::Operation& op,
+                                            std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(auto perm, GetInts(op, "permutation"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  const std::vector<int64_t> in_strides = RowMajorStrides(in[0].shape());
+  std::vector<int64_t> src_strides;
+  for (int64_t p : perm) src_strides.push_back(in_strides[p]);
+  StridedCopier(Width(r), r.shape(), src_strides, RowMajorStrides(r.shape()))
+      .Run(in[0].raw(), r.mutable_raw());
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.transpose", .verify = VerifyTranspose,
+                    .eval = EvalTranspose});
+
+// ---- reverse: reversed order along `dimensions` ----
+
+Status VerifyReverse(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectUnaryLayout(op));
+  TPUSIM_RETURN_IF_ERROR(ExpectResultType(op, 0, op.operand(0).type()));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
+  TPUSIM_RETURN_IF_ERROR(CheckUnique(op, "dimensions", dims));
+  return CheckDimsInRange(op, "dimensions", dims, op.operand(0).type().rank());
+}
+
+StatusOr<std::vector<Tensor>> EvalReverse(EvalContext&, const ir::Operation& op,
+                                          std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  const std::vector<int64_t> strides = RowMajorStrides(r.shape());
+  std::vector<int64_t> src_strides = strides;
+  int64_t src_start = 0;  // the operand element that lands at result index 0
+  for (int64_t d : dims) {
+    if (r.shape()[d] == 0) continue;
+    src_start += (r.shape()[d] - 1) * strides[d];
+    src_strides[d] = -strides[d];
+  }
+  StridedCopier(Width(r), r.shape(), src_strides, strides)
+      .Run(in[0].raw() + src_start * Width(r), r.mutable_raw());
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reverse", .verify = VerifyReverse,
+                    .eval = EvalReverse});
+
+// ---- concatenate: inputs laid end to end along `dimension` ----
+
+Status VerifyConcatenate(const ir::Operation& op) {
+  if (op.num_operands() == 0) return OpError(op, "needs at least one input");
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dim_attr,
+                          GetAttr(op, "dimension", ir::Attribute::Kind::kInt));
+  const int64_t dim = dim_attr.int_value();
+  const ir::Type& first = op.operand(0).type();
+  if (dim < 0 || dim >= first.rank()) {
+    return OpError(op, "dimension " + std::to_string(dim) + " is out of range for " +
+                           first.ToString());
+  }
+  ir::Shape shape = first.shape();
+  shape[dim] = 0;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    const ir::Type& t = op.operand(i).type();
+    ir::Shape s = t.shape();
+    if (t.element() != first.element() || t.rank() != first.rank()) {
+      return OpError(op, "input " + std::to_string(i) + " has type " + t.ToString() +
+                             ", incompatible with " + first.ToString());
+    }
+    s[dim] = first.dim(dim);
+    if (s != first.shape()) {
+      return OpError(op, "input " + std::to_string(i) + " has type " + t.ToString() +
+                             ", which differs from " + first.ToString() +
+                             " outside dimension " + std::to_string(dim));
+    }
+    shape[dim] += t.dim(dim);
+  }
+  return ExpectResultType(op, 0, ir::Type::Tensor(first.element(), shape));
+}
+
+StatusOr<std::vector<Tensor>> EvalConcatenate(EvalContext&, const ir::Operation& op,
+                                              std::span<const Tensor> in) {
+  const int64_t dim = op.attr("dimension").int_value();
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  if (r.size_bytes() == 0) return std::vector<Tensor>{std::move(r)};
+  // Viewed as [outer, dim * inner] rows, each input fills a column block.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= r.shape()[d];
+  const int64_t row_bytes = r.size_bytes() / outer;
+  int64_t col = 0;
+  for (const Tensor& t : in) {
+    const int64_t chunk = t.size_bytes() / outer;
+    for (int64_t o = 0; o < outer && chunk > 0; ++o) {
+      std::memcpy(r.mutable_raw() + o * row_bytes + col, t.raw() + o * chunk, chunk);
+    }
+    col += chunk;
+  }
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.concatenate", .verify = VerifyConcatenate,
+                    .eval = EvalConcatenate});
+
+// ---- slice: operand[start + i * stride] ----
+
+Status VerifySlice(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectUnaryLayout(op));
+  TPUSIM_ASSIGN_OR_RETURN(auto start, GetInts(op, "start_indices"));
+  TPUSIM_ASSIGN_OR_RETURN(auto limit, GetInts(op, "limit_indices"));
+  TPUSIM_ASSIGN_OR_RETURN(auto strides, GetInts(op, "strides"));
+  const ir::Type& operand = op.operand(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "start_indices", start, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "limit_indices", limit, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "strides", strides, operand.rank()));
+  ir::Shape shape;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    if (start[d] < 0 || start[d] > limit[d] || limit[d] > operand.dim(d)) {
+      return OpError(op, "needs 0 <= start_indices <= limit_indices <= shape, got start " +
+                             FormatInts(start) + ", limit " + FormatInts(limit) + " for " +
+                             operand.ToString());
+    }
+    if (strides[d] <= 0) return OpError(op, "strides " + FormatInts(strides) + " must be > 0");
+    shape.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
+  }
+  return ExpectResultType(op, 0, ir::Type::Tensor(operand.element(), shape));
+}
+
+StatusOr<std::vector<Tensor>> EvalSlice(EvalContext&, const ir::Operation& op,
+                                        std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(auto start, GetInts(op, "start_indices"));
+  TPUSIM_ASSIGN_OR_RETURN(auto steps, GetInts(op, "strides"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  const std::vector<int64_t> in_strides = RowMajorStrides(in[0].shape());
+  std::vector<int64_t> src_strides;
+  for (size_t d = 0; d < steps.size(); ++d) src_strides.push_back(in_strides[d] * steps[d]);
+  const int64_t offset = FlatOffset(start, in_strides);
+  StridedCopier(Width(r), r.shape(), src_strides, RowMajorStrides(r.shape()))
+      .Run(in[0].raw() + offset * Width(r), r.mutable_raw());
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.slice", .verify = VerifySlice, .eval = EvalSlice});
+
+// ---- pad: edge (possibly negative) and interior padding ----
+
+Status VerifyPad(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 2));
+  TPUSIM_RETURN_IF_ERROR(ExpectUnaryLayout(op));
+  TPUSIM_ASSIGN_OR_RETURN(auto low, GetInts(op, "edge_padding_low"));
+  TPUSIM_ASSIGN_OR_RETURN(auto high, GetInts(op, "edge_padding_high"));
+  TPUSIM_ASSIGN_OR_RETURN(auto interior, GetInts(op, "interior_padding"));
+  return CheckPad(op, op.operand(0).type(), op.result(0).type(), low, high, interior);
+}
+
+StatusOr<std::vector<Tensor>> EvalPad(EvalContext&, const ir::Operation& op,
+                                      std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(auto low, GetInts(op, "edge_padding_low"));
+  TPUSIM_ASSIGN_OR_RETURN(auto interior, GetInts(op, "interior_padding"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Pad(in[0], in[1], op.result(0).type(), low, interior));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.pad", .verify = VerifyPad, .eval = EvalPad});
+
+// ---- iota: the index along iota_dimension ----
+
+Status VerifyIota(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 0));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dim,
+                          GetAttr(op, "iota_dimension", ir::Attribute::Kind::kInt));
+  return CheckIota(op, op.result(0).type(), dim.int_value());
+}
+
+StatusOr<std::vector<Tensor>> EvalIota(EvalContext&, const ir::Operation& op,
+                                       std::span<const Tensor>) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r,
+                          Iota(op.result(0).type(), op.attr("iota_dimension").int_value()));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.iota", .verify = VerifyIota, .eval = EvalIota});
+
+}  // namespace
+
+Status CheckBroadcastInDim(const ir::Operation& op, const ir::Type& operand,
+                           const ir::Type& result, const std::vector<int64_t>& dims) {
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "broadcast_dimensions", dims, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckDimsInRange(op, "broadcast_dimensions", dims, result.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckUnique(op, "broadcast_dimensions", dims));
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    if (operand.dim(d) != 1 && operand.dim(d) != result.dim(dims[d])) {
+      return OpError(op, "cannot broadcast " + operand.ToString() + " to " + result.ToString() +
+                             " along broadcast_dimensions " + FormatInts(dims));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Tensor> BroadcastInDim(const Tensor& operand, const ir::Type& result_type,
+                                const std::vector<int64_t>& dims) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(result_type));
+  const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape());
+  std::vector<int64_t> src_strides(r.rank(), 0);  // new dimensions repeat
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (operand.shape()[d] != 1) src_strides[dims[d]] = in_strides[d];
+  }
+  StridedCopier(Width(r), r.shape(), src_strides, RowMajorStrides(r.shape()))
+      .Run(operand.raw(), r.mutable_raw());
+  return r;
+}
+
+Status CheckPad(const ir::Operation& op, const ir::Type& operand, const ir::Type& result,
+                const std::vector<int64_t>& low, const std::vector<int64_t>& high,
+                const std::vector<int64_t>& interior) {
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "edge_padding_low", low, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "edge_padding_high", high, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "interior_padding", interior, operand.rank()));
+  if (op.num_operands() > 1) {
+    const ir::Type& value = op.operand(1).type();
+    if (!value.is_tensor() || value.rank() != 0 || value.element() != operand.element()) {
+      return OpError(op, "padding value must be a 0-d tensor of " +
+                             std::string(ir::ElementTypeName(operand.element())) + ", got " +
+                             value.ToString());
+    }
+  }
+  ir::Shape shape;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    if (interior[d] < 0) {
+      return OpError(op, "interior_padding " + FormatInts(interior) + " must be >= 0");
+    }
+    const int64_t n = operand.dim(d);
+    const int64_t size = low[d] + n + std::max<int64_t>(n - 1, 0) * interior[d] + high[d];
+    if (size < 0) {
+      return OpError(op, "padding gives a negative size in dimension " + std::to_string(d));
+    }
+    shape.push_back(size);
+  }
+  if (result.shape() != shape) {
+    return OpError(op, "result has type " + result.ToString() + ", but padding gives shape " +
+                           FormatInts(shape));
+  }
+  return Status::Ok();
+}
+
+StatusOr<Tensor> Pad(const Tensor& operand, const Tensor& padding_value,
+                     const ir::Type& result_type, const std::vector<int64_t>& low,
+                     const std::vector<int64_t>& interior) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(result_type));
+  FillWithScalar(r, padding_value);
+  // Operand index i lands at low + i * (interior + 1); negative low padding
+  // drops the operand elements that land before 0, negative high padding
+  // those past the end.
+  const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape());
+  const std::vector<int64_t> out_strides = RowMajorStrides(r.shape());
+  ir::Shape kept;
+  std::vector<int64_t> dst_strides;
+  int64_t src_off = 0, dst_off = 0;
+  for (int64_t d = 0; d < r.rank(); ++d) {
+    const int64_t step = interior[d] + 1;
+    const int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
+    const int64_t last_pos = r.shape()[d] - 1 - low[d];  // operand i needs i*step <= this
+    const int64_t end = last_pos < 0 ? 0 : std::min(operand.shape()[d], last_pos / step + 1);
+    kept.push_back(std::max<int64_t>(end - first, 0));
+    dst_strides.push_back(out_strides[d] * step);
+    src_off += first * in_strides[d];
+    dst_off += (low[d] + first * step) * out_strides[d];
+  }
+  if (ir::NumElements(kept) == 0) return r;
+  const int w = Width(r);
+  StridedCopier(w, kept, in_strides, dst_strides)
+      .Run(operand.raw() + src_off * w, r.mutable_raw() + dst_off * w);
+  return r;
+}
+
+Status CheckIota(const ir::Operation& op, const ir::Type& result, int64_t dimension) {
+  if (ir::IsBool(result.element())) {
+    return OpError(op, "result must have an integer, floating-point or complex type");
+  }
+  if (dimension < 0 || dimension >= result.rank()) {
+    return OpError(op, "iota_dimension " + std::to_string(dimension) + " must be in [0, " +
+                           std::to_string(result.rank()) + ")");
+  }
+  return Status::Ok();
+}
+
+StatusOr<Tensor> Iota(const ir::Type& type, int64_t dimension) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(type));
+  const ir::ElementType e = type.element();
+  const int64_t n = type.dim(dimension);
+  // The n distinct values, converted once, then broadcast over the other
+  // dimensions.
+  TPUSIM_ASSIGN_OR_RETURN(Tensor values, Tensor::Allocate(ir::Type::Tensor(e, {n})));
+  const int w = ir::StorageBytes(e);
+  for (int64_t i = 0; i < n; ++i) {
+    uint8_t* p = values.mutable_raw() + i * w;
+    if (ir::IsComplex(e)) {
+      numerics::StoreDouble(ir::ComplexPartType(e), static_cast<double>(i), p);
+    } else if (ir::IsFloat(e)) {
+      numerics::StoreDouble(e, static_cast<double>(i), p);
+    } else {
+      numerics::StoreInt64(e, i, p);
+    }
+  }
+  std::vector<int64_t> src_strides(type.rank(), 0);
+  src_strides[dimension] = 1;
+  StridedCopier(w, r.shape(), src_strides, RowMajorStrides(r.shape()))
+      .Run(values.raw(), r.mutable_raw());
+  return r;
+}
+
+}  // namespace tpusim::ops

@@ -1,0 +1,226 @@
+// Structural and shape-query ops (tuple, get_tuple_element,
+// optimization_barrier, get_dimension_size) and the dynamic_* forms of the
+// layout ops. Shapes are static in tpusim, so a dynamic op's shape operands
+// must agree with its static result type at run time; it then computes what
+// its static counterpart does.
+#include "ops/index_util.h"
+#include "ops/layout_ops.h"
+#include "ops/op_util.h"
+
+namespace tpusim::ops {
+namespace {
+
+// ---- tuple / get_tuple_element ----
+
+Status VerifyTuple(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  std::vector<ir::Type> types;
+  for (ir::Value v : op.operands()) types.push_back(v.type());
+  return ExpectResultType(op, 0, ir::Type::Tuple(std::move(types)));
+}
+
+StatusOr<std::vector<Tensor>> EvalTuple(EvalContext&, const ir::Operation&,
+                                        std::span<const Tensor> in) {
+  return std::vector<Tensor>{Tensor::Tuple({in.begin(), in.end()})};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.tuple", .verify = VerifyTuple, .eval = EvalTuple});
+
+Status VerifyGetTupleElement(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute index, GetAttr(op, "index", ir::Attribute::Kind::kInt));
+  const ir::Type& tuple = op.operand(0).type();
+  if (!tuple.is_tuple()) return OpError(op, "operand must be a tuple, got " + tuple.ToString());
+  const int64_t i = index.int_value();
+  if (i < 0 || i >= static_cast<int64_t>(tuple.tuple_elements().size())) {
+    return OpError(op, "index " + std::to_string(i) + " is out of range for " + tuple.ToString());
+  }
+  return ExpectResultType(op, 0, tuple.tuple_elements()[i]);
+}
+
+StatusOr<std::vector<Tensor>> EvalGetTupleElement(EvalContext&, const ir::Operation& op,
+                                                  std::span<const Tensor> in) {
+  return std::vector<Tensor>{in[0].tuple_elements()[op.attr("index").int_value()]};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.get_tuple_element", .verify = VerifyGetTupleElement,
+                    .eval = EvalGetTupleElement});
+
+// ---- optimization_barrier: the identity ----
+
+Status VerifyOptimizationBarrier(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, op.num_operands()));
+  for (int i = 0; i < op.num_operands(); ++i) {
+    TPUSIM_RETURN_IF_ERROR(ExpectResultType(op, i, op.operand(i).type()));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> EvalOptimizationBarrier(EvalContext&, const ir::Operation&,
+                                                      std::span<const Tensor> in) {
+  return std::vector<Tensor>(in.begin(), in.end());
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.optimization_barrier",
+                    .verify = VerifyOptimizationBarrier, .eval = EvalOptimizationBarrier});
+
+// ---- get_dimension_size ----
+
+Status VerifyGetDimensionSize(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dim, GetAttr(op, "dimension", ir::Attribute::Kind::kInt));
+  const int64_t rank = op.operand(0).type().rank();
+  if (dim.int_value() < 0 || dim.int_value() >= rank) {
+    return OpError(op, "dimension " + std::to_string(dim.int_value()) + " must be in [0, " +
+                           std::to_string(rank) + ")");
+  }
+  return ExpectResultType(op, 0, ir::Type::Tensor(ir::ElementType::kSI32, {}));
+}
+
+StatusOr<std::vector<Tensor>> EvalGetDimensionSize(EvalContext&, const ir::Operation& op,
+                                                   std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  *r.mutable_data<int32_t>() =
+      static_cast<int32_t>(in[0].shape()[op.attr("dimension").int_value()]);
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.get_dimension_size", .verify = VerifyGetDimensionSize,
+                    .eval = EvalGetDimensionSize});
+
+// ---- dynamic forms ----
+
+// Operand `i` is a 1-d integer tensor of `n` elements.
+Status CheckShapeOperand(const ir::Operation& op, int i, std::string_view what, int64_t n) {
+  const ir::Type& t = op.operand(i).type();
+  if (!t.is_tensor() || t.rank() != 1 || !ir::IsInteger(t.element()) || t.dim(0) != n) {
+    return OpError(op, std::string(what) + " must be a 1-d integer tensor of " +
+                           std::to_string(n) + " elements, got " + t.ToString());
+  }
+  return Status::Ok();
+}
+
+// The run-time shape operand must equal the static result shape.
+Status CheckRuntimeShape(const ir::Operation& op, std::string_view what, const Tensor& t,
+                         const ir::Shape& expected) {
+  std::vector<int64_t> got = IndexValues(t);
+  if (got != expected) {
+    return InvalidArgument("'" + op.name_str() + "' " + std::string(what) + " is " +
+                           FormatInts(got) + " at run time, but the result type has shape " +
+                           FormatInts(expected));
+  }
+  return Status::Ok();
+}
+
+Status VerifyDynamicBroadcastInDim(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 2));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  const ir::Type& operand = op.operand(0).type();
+  const ir::Type& result = op.result(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckSameElement(op, "result", result, operand.element()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 1, "output_dimensions", result.rank()));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "broadcast_dimensions"));
+  TPUSIM_RETURN_IF_ERROR(CheckBroadcastInDim(op, operand, result, dims));
+  std::vector<int64_t> expanding = GetIntsOr(op, "known_expanding_dimensions", {});
+  std::vector<int64_t> nonexpanding = GetIntsOr(op, "known_nonexpanding_dimensions", {});
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimsInRange(op, "known_expanding_dimensions", expanding, operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimsInRange(op, "known_nonexpanding_dimensions", nonexpanding, operand.rank()));
+  expanding.insert(expanding.end(), nonexpanding.begin(), nonexpanding.end());
+  return CheckUnique(op, "known expanding and nonexpanding dimensions", expanding);
+}
+
+StatusOr<std::vector<Tensor>> EvalDynamicBroadcastInDim(EvalContext&, const ir::Operation& op,
+                                                        std::span<const Tensor> in) {
+  const ir::Type& type = op.result(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckRuntimeShape(op, "output_dimensions", in[1], type.shape()));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "broadcast_dimensions"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, BroadcastInDim(in[0], type, dims));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_broadcast_in_dim",
+                    .verify = VerifyDynamicBroadcastInDim, .eval = EvalDynamicBroadcastInDim});
+
+Status VerifyDynamicIota(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  const int64_t rank = op.result(0).type().rank();
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 0, "output_shape", rank));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dim,
+                          GetAttr(op, "iota_dimension", ir::Attribute::Kind::kInt));
+  return CheckIota(op, op.result(0).type(), dim.int_value());
+}
+
+StatusOr<std::vector<Tensor>> EvalDynamicIota(EvalContext&, const ir::Operation& op,
+                                              std::span<const Tensor> in) {
+  const ir::Type& type = op.result(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckRuntimeShape(op, "output_shape", in[0], type.shape()));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Iota(type, op.attr("iota_dimension").int_value()));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_iota", .verify = VerifyDynamicIota,
+                    .eval = EvalDynamicIota});
+
+Status VerifyDynamicPad(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 5));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  const ir::Type& operand = op.operand(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckSameElement(op, "result", op.result(0).type(), operand.element()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 2, "edge_padding_low", operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 3, "edge_padding_high", operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 4, "interior_padding", operand.rank()));
+  if (op.result(0).type().rank() != operand.rank()) {
+    return OpError(op, "result must have the rank of " + operand.ToString());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> EvalDynamicPad(EvalContext&, const ir::Operation& op,
+                                             std::span<const Tensor> in) {
+  const std::vector<int64_t> low = IndexValues(in[2]);
+  const std::vector<int64_t> high = IndexValues(in[3]);
+  const std::vector<int64_t> interior = IndexValues(in[4]);
+  const ir::Type& type = op.result(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckPad(op, in[0].type(), type, low, high, interior));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Pad(in[0], in[1], type, low, interior));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_pad", .verify = VerifyDynamicPad,
+                    .eval = EvalDynamicPad});
+
+Status VerifyDynamicReshape(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 2));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  const ir::Type& operand = op.operand(0).type();
+  const ir::Type& result = op.result(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckSameElement(op, "result", result, operand.element()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 1, "output_shape", result.rank()));
+  if (operand.num_elements() != result.num_elements()) {
+    return OpError(op, "cannot reshape " + operand.ToString() + " to " + result.ToString());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> EvalDynamicReshape(EvalContext&, const ir::Operation& op,
+                                                 std::span<const Tensor> in) {
+  const ir::Shape& shape = op.result(0).type().shape();
+  TPUSIM_RETURN_IF_ERROR(CheckRuntimeShape(op, "output_shape", in[1], shape));
+  return std::vector<Tensor>{in[0].Reshaped(shape)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_reshape", .verify = VerifyDynamicReshape,
+                    .eval = EvalDynamicReshape});
+
+}  // namespace
+}  // namespace tpusim::ops

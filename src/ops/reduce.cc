@@ -1,0 +1,217 @@
+// Ops that fold or map a region over elements: reduce and map.
+//
+// reduce folds left in ascending lexicographic order of the reduced index,
+// starting from the init value: body(...body(body(init, x0), x1)..., xn).
+// The spec allows any schedule; this one is deterministic and matches a
+// sequential reference. Bodies that are one elementwise op (JAX's `applies
+// stablehlo.add`) run as typed loops; others run the region per element.
+#include <algorithm>
+#include <cstring>
+
+#include "ops/index_util.h"
+#include "ops/op_util.h"
+#include "ops/region_kernels.h"
+
+namespace tpusim::ops {
+namespace {
+
+// ---- reduce ----
+
+std::vector<ir::ElementType> ElementsOf(const std::vector<ir::Value>& values) {
+  std::vector<ir::ElementType> out;
+  for (ir::Value v : values) out.push_back(v.type().element());
+  return out;
+}
+
+Status VerifyReduce(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumRegions(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  const int n = op.num_operands() / 2;
+  if (n == 0 || op.num_operands() % 2 != 0) {
+    return OpError(op, "needs inputs and as many init values");
+  }
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, n));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
+  const ir::Type& first = op.operand(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckDimsInRange(op, "dimensions", dims, first.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckUnique(op, "dimensions", dims));
+  ir::Shape kept;
+  for (int64_t d = 0; d < first.rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(first.dim(d));
+  }
+  for (int i = 0; i < n; ++i) {
+    const ir::Type& input = op.operand(i).type();
+    const ir::Type& init = op.operand(n + i).type();
+    if (input.shape() != first.shape()) {
+      return OpError(op, "inputs have different shapes: " + first.ToString() + " and " +
+                             input.ToString());
+    }
+    if (init.rank() != 0 || init.element() != input.element()) {
+      return OpError(op, "init value " + std::to_string(i) + " must be a 0-d tensor of " +
+                             std::string(ir::ElementTypeName(input.element())));
+    }
+    if (op.result(i).type().shape() != kept) {
+      return OpError(op, "result " + std::to_string(i) + " has type " +
+                             op.result(i).type().ToString() + ", expected shape " +
+                             FormatInts(kept));
+    }
+  }
+  std::vector<ir::ElementType> acc = ElementsOf(op.results());
+  std::vector<ir::ElementType> args = acc;
+  args.insert(args.end(), acc.begin(), acc.end());
+  return CheckScalarRegion(op, op.region(0), "body", args, acc);
+}
+
+// Element promotion in bodies (is_promotable) is not evaluated.
+Status CheckNoPromotion(const ir::Operation& op, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (op.result(i).type().element() != op.operand(i).type().element()) {
+      return Unimplemented("'" + op.name_str() + "' with a body on " +
+                           std::string(ir::ElementTypeName(op.result(i).type().element())) +
+                           " over " + op.operand(i).type().ToString() +
+                           " (element promotion) is not supported");
+    }
+  }
+  return Status::Ok();
+}
+
+// Strides of the result for each input dimension; 0 for reduced ones.
+std::vector<int64_t> ResultStridesPerInputDim(const ir::Shape& input,
+                                              const std::vector<int64_t>& dims,
+                                              const ir::Shape& result) {
+  const std::vector<int64_t> rs = RowMajorStrides(result);
+  std::vector<int64_t> out(input.size(), 0);
+  size_t r = 0;
+  for (size_t d = 0; d < input.size(); ++d) {
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end()) {
+      out[d] = rs[r++];
+    }
+  }
+  return out;
+}
+
+// The typed fold for a single-input reduce whose body is one binary op;
+// false if there is no kernel for it.
+bool TryReduceFast(const ir::Operation& op, const Tensor& input, Tensor& result,
+                   const std::vector<int64_t>& dims) {
+  std::optional<BinaryKind> kind = MatchBinaryRegion(op.region(0));
+  if (!kind) return false;
+  const std::vector<int64_t> in_strides = RowMajorStrides(input.shape());
+  const std::vector<int64_t> out_strides =
+      ResultStridesPerInputDim(input.shape(), dims, result.shape());
+  return WithBinaryKernel(input.element(), *kind, [&](auto f) {
+    using S = typename decltype(f)::Storage;
+    const S* in = input.data<S>();
+    S* out = result.mutable_data<S>();
+    // Row-major order visits each result element's inputs in ascending
+    // lexicographic order of the reduced index: a left fold.
+    ForEachStrided(input.shape(), in_strides, out_strides,
+                   [&](int64_t s, int64_t t) { out[t] = f(out[t], in[s]); });
+  });
+}
+
+StatusOr<std::vector<Tensor>> EvalReduce(EvalContext& ctx, const ir::Operation& op,
+                                         std::span<const Tensor> in) {
+  const int n = op.num_results();
+  TPUSIM_RETURN_IF_ERROR(CheckNoPromotion(op, n));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, AllocateResults(op));
+  for (int i = 0; i < n; ++i) FillWithScalar(results[i], in[n + i]);
+  if (n == 1 && TryReduceFast(op, in[0], results[0], dims)) return results;
+
+  // General path: for each result element, fold its inputs through the body.
+  const ir::Shape& shape = in[0].shape();
+  const std::vector<int64_t> in_strides = RowMajorStrides(shape);
+  ir::Shape reduced_shape;
+  std::vector<int64_t> reduced_strides, kept_strides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end()) {
+      reduced_shape.push_back(shape[d]);
+      reduced_strides.push_back(in_strides[d]);
+    } else {
+      kept_strides.push_back(in_strides[d]);
+    }
+  }
+  if (ir::NumElements(reduced_shape) == 0) return results;
+  const ir::Shape& out_shape = results[0].shape();
+  std::vector<int64_t> out_index(out_shape.size(), 0), red_index(reduced_shape.size(), 0);
+  std::vector<Tensor> args(2 * n);
+  for (int64_t o = 0; o < results[0].num_elements(); ++o, NextIndex(out_index, out_shape)) {
+    const int64_t base = FlatOffset(out_index, kept_strides);
+    for (int i = 0; i < n; ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(args[i], ScalarAt(results[i], o));
+    }
+    do {
+      const int64_t at = base + FlatOffset(red_index, reduced_strides);
+      for (int i = 0; i < n; ++i) {
+        TPUSIM_ASSIGN_OR_RETURN(args[n + i], ScalarAt(in[i], at));
+      }
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> acc, ctx.RunRegion(op.region(0), args));
+      for (int i = 0; i < n; ++i) args[i] = std::move(acc[i]);
+    } while (NextIndex(red_index, reduced_shape));
+    for (int i = 0; i < n; ++i) {
+      const int w = ir::StorageBytes(results[i].element());
+      std::memcpy(results[i].mutable_raw() + o * w, args[i].raw(), w);
+    }
+  }
+  return results;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reduce", .verify = VerifyReduce, .eval = EvalReduce});
+
+// ---- map: result[i] = computation(inputs...[i]) ----
+
+Status VerifyMap(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumRegions(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  if (op.num_operands() == 0) return OpError(op, "needs at least one input");
+  const ir::Type& result = op.result(0).type();
+  for (int i = 0; i < op.num_operands(); ++i) {
+    if (op.operand(i).type().shape() != result.shape()) {
+      return OpError(op, "input " + std::to_string(i) + " has type " +
+                             op.operand(i).type().ToString() + ", expected the shape of " +
+                             result.ToString());
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
+  for (int64_t d = 0; d < result.rank(); ++d) {
+    if (static_cast<int64_t>(dims.size()) != result.rank() || dims[d] != d) {
+      return OpError(op, "dimensions " + FormatInts(dims) + " must be [0, ..., rank - 1]");
+    }
+  }
+  return CheckScalarRegion(op, op.region(0), "computation",
+                           ElementsOf(op.operands()), {result.element()});
+}
+
+StatusOr<std::vector<Tensor>> EvalMap(EvalContext& ctx, const ir::Operation& op,
+                                      std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  const int64_t n = r.num_elements();
+  std::optional<BinaryKind> kind = MatchBinaryRegion(op.region(0));
+  if (kind && in.size() == 2 && in[0].element() == r.element() &&
+      WithBinaryKernel(r.element(), *kind, [&](auto f) {
+        using S = typename decltype(f)::Storage;
+        const S* a = in[0].data<S>();
+        const S* b = in[1].data<S>();
+        S* out = r.mutable_data<S>();
+        for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+      })) {
+    return std::vector<Tensor>{std::move(r)};
+  }
+  const int w = ir::StorageBytes(r.element());
+  std::vector<Tensor> args(in.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < in.size(); ++k) {
+      TPUSIM_ASSIGN_OR_RETURN(args[k], ScalarAt(in[k], i));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, ctx.RunRegion(op.region(0), args));
+    std::memcpy(r.mutable_raw() + i * w, out[0].raw(), w);
+  }
+  return std::vector<Tensor>{std::move(r)};
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.map", .verify = VerifyMap, .eval = EvalMap});
+
+}  // namespace
+}  // namespace tpusim::ops

@@ -1,0 +1,32 @@
+// The stable sort behind stablehlo.sort and chlo.top_k. Internal to src/ops.
+#ifndef TPUSIM_OPS_SORT_H_
+#define TPUSIM_OPS_SORT_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace tpusim::ops {
+
+// Sorts `v` stably by `less` (a bottom-up merge sort). Unlike std::sort it
+// stays in bounds and terminates for any `less`, even one that is not a
+// strict weak order, as a user's comparator region may be.
+template <class Less>
+void StableSort(std::vector<int64_t>& v, Less&& less) {
+  const size_t n = v.size();
+  std::vector<int64_t> buf(n);
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      const size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) buf[k++] = less(v[j], v[i]) ? v[j++] : v[i++];
+      while (i < mid) buf[k++] = v[i++];
+      while (j < hi) buf[k++] = v[j++];
+    }
+    v.swap(buf);
+  }
+}
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_SORT_H_

@@ -1,0 +1,36 @@
+// Building blocks for OpDef::work rules, shared by the op files. Each rule
+// states what an op does independent of any chip: element operations by
+// class, matmuls, bytes read and written, random accesses.
+#ifndef TPUSIM_OPS_WORK_UTIL_H_
+#define TPUSIM_OPS_WORK_UTIL_H_
+
+#include "tpusim/ir/ir.h"
+#include "tpusim/ops/op_def.h"
+#include "tpusim/ops/work.h"
+
+namespace tpusim::ops {
+
+// Reads every operand and writes every result once.
+Work ReadsAndWrites(const ir::Operation& op);
+
+// An elementwise op: ReadsAndWrites plus `ops_per_element` vector ops of
+// class `c` per result element; float results count one FLOP per op.
+Work ElementwiseWork(const ir::Operation& op, VectorClass c, int64_t ops_per_element = 1);
+
+// A data-movement op that copies its result's elements (slice, pad,
+// broadcast, concatenate...): ReadsAndWrites plus one ALU op per element.
+Work CopyWork(const ir::Operation& op);
+
+// Ops that only name or regroup values (tuple, get_tuple_element,
+// optimization_barrier, constants, control flow shells).
+Work FreeWork(const ir::Operation& op);
+
+// The vector class of the single op in a per-element region (a reduce body
+// `add`, a comparator `compare`): kMultiply for multiply, kDivide for divide,
+// kTranscendental for exponential and friends, else kAlu. Also returns the
+// number of ops in the region's block (at least 1).
+VectorClass RegionClass(const ir::Region& region, int64_t* ops_in_region);
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_WORK_UTIL_H_

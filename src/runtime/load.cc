@@ -1,0 +1,27 @@
+#include "tpusim/runtime/load.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/verify/verifier.h"
+
+namespace tpusim::runtime {
+
+StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open " + path);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return InvalidArgument("cannot read " + path);
+  return buf.str();
+}
+
+StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path) {
+  TPUSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, frontend::ParseStableHlo(text, path));
+  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+  return module;
+}
+
+}  // namespace tpusim::runtime
