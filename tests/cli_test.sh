@@ -127,6 +127,7 @@ FAIL cases.mlir:9 bad
 OUT
 grep -q 'FAIL cases.mlir:9 bad .*1 of 2 elements differ' stdout.txt || fail "check: failure reason"
 head -n 5 cases.mlir >good.mlir
+expect_exit 2 "check missing file" "$tpusim" check good.mlir no_such_file.mlir
 expect_exit 0 "check passing" "$tpusim" check good.mlir
 [[ $(tail -n 1 stdout.txt) == "1 passed, 0 failed" ]] || fail "check passing: $(cat stdout.txt)"
 

@@ -79,6 +79,21 @@ int Main(int argc, char** argv) {
                     "fill parameters without --input with random values");
   run_cmd->add_option("--seed", run.seed, "seed of --random-inputs")->capture_default_str();
   run_flags.AddTo(*run_cmd, "tpu");
+  run_cmd->add_option("--chip", run.chip, "chip preset to time on (see tpusim chips)")
+      ->capture_default_str();
+  run_cmd->add_option("--chip-file", run.chip_file, "a chip described in TOML (tpusim chips --dump)");
+  run_cmd->add_flag("--timing-only", run.timing_only,
+                    "time from shapes alone: no inputs, no values, no .npy files");
+  run_cmd->add_option("--report-json", run.report_json, "write the full timing report as JSON");
+  run_cmd->add_option("--trace", run.trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
+  int64_t trip_count = -1;
+  run_cmd->add_option("--trip-count", trip_count,
+                      "iterations of while loops --timing-only cannot count")
+      ->check(CLI::NonNegativeNumber);
+
+  std::string dump_chip;
+  CLI::App* chips_cmd = app.add_subcommand("chips", "list the chip presets with their sources");
+  chips_cmd->add_option("--dump", dump_chip, "print a preset as a TOML chip file to edit");
 
   std::vector<std::string> check_files;
   EvalFlags check_flags;
@@ -98,8 +113,19 @@ int Main(int argc, char** argv) {
     return Fail(std::string(e.what()) + " (see tpusim --help)", 2);
   }
 
+  if (*chips_cmd) {
+    if (dump_chip.empty()) {
+      tpusim::runtime::ListChips(stdout);
+      return 0;
+    }
+    auto chip = tpusim::hw::FindPreset(dump_chip);
+    if (!chip.ok()) return Fail(chip.status());
+    std::fputs(tpusim::hw::DumpChipToml(*chip).c_str(), stdout);
+    return 0;
+  }
   if (*run_cmd) {
     run.eval = run_flags.Options();
+    if (trip_count >= 0) run.trip_count = trip_count;
     Status st = tpusim::runtime::RunProgram(run, stdout);
     return st.ok() ? 0 : Fail(st);
   }

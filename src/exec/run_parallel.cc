@@ -101,6 +101,10 @@ StatusOr<std::vector<Tensor>> EvalRunParallel(ops::EvalContext& ctx, const ir::O
   int64_t replicas, partitions;
   TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> names, Programs(op, &replicas, &partitions));
   TPUSIM_ASSIGN_OR_RETURN(auto args, ProcessArgs(parent->module(), names, operands));
+  if (names.size() > kMaxProcesses) {
+    return ResourceExhausted("run_parallel grid of " + std::to_string(names.size()) +
+                             " processes exceeds " + std::to_string(kMaxProcesses));
+  }
   ops::Collectives grid(replicas, partitions);
   TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> infeeds, Infeeds(op));
   for (const std::string& q : infeeds) {
@@ -110,10 +114,6 @@ StatusOr<std::vector<Tensor>> EvalRunParallel(ops::EvalContext& ctx, const ir::O
 
   std::vector<StatusOr<std::vector<Tensor>>> results(
       names.size(), Status(StatusCode::kInternal, "process did not run"));
-  if (names.size() > kMaxProcesses) {
-    return ResourceExhausted("run_parallel grid of " + std::to_string(names.size()) +
-                             " processes exceeds " + std::to_string(kMaxProcesses));
-  }
   std::vector<std::thread> threads;
   auto run = [&](size_t id) {
     int64_t r = static_cast<int64_t>(id) / partitions;

@@ -35,7 +35,14 @@ Key KeyOf(const DnnlMatmul& mm) {
           mm.a_strides, mm.b_strides, mm.accumulate};
 }
 
-// Builds the primitive; a null result means oneDNN has no implementation.
+bool IsDense(const DnnlMatmul& mm) {
+  return mm.a_strides == std::array<int64_t, 3>{mm.m * mm.k, mm.k, 1} &&
+         mm.b_strides == std::array<int64_t, 3>{mm.k * mm.n, mm.n, 1};
+}
+
+// Builds the primitive; a null result means oneDNN has no implementation,
+// or only its slow reference one for a strided layout (packing the operands
+// densely is then much faster).
 std::shared_ptr<const Compiled> Compile(const DnnlMatmul& mm) {
   using dims = dnnl::memory::dims;
   auto c = std::make_shared<Compiled>();
@@ -55,6 +62,7 @@ std::shared_ptr<const Compiled> Compile(const DnnlMatmul& mm) {
   }
   try {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(c->a, c->b, c->dst), attr, Engine());
+    if (!IsDense(mm) && std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
     c->scratch = pd.scratchpad_desc();
     c->prim = dnnl::matmul(pd);
   } catch (const dnnl::error&) {

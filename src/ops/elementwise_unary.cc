@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -21,14 +22,15 @@ Status VerifyUnary(const ir::Operation& op) {
 }
 
 // The definition of a unary op accepting kClasses whose element function is
-// Fn (called with the compute type).
+// Fn (called with the compute type) and whose work is `work`.
 template <unsigned kClasses, class Fn>
-OpDef UnaryDef(const char* name) {
+OpDef UnaryDef(const char* name, WorkFn work) {
   return {.name = name,
           .verify = VerifyUnary<kClasses>,
           .eval = [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
             return EvalSameType<kClasses>(op, operands, Fn{});
-          }};
+          },
+          .work = std::move(work)};
 }
 
 // A transcendental function given by its double and complex<double> forms
@@ -208,27 +210,54 @@ StatusOr<std::vector<Tensor>> EvalIsFinite(EvalContext&, const ir::Operation& op
 
 constexpr unsigned kFC = kFloatTypes | kComplexTypes;
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.abs", .verify = VerifyAbs, .eval = EvalAbs});
+// Work per element. A complex function of z = x + iy takes several real
+// ones (exp(z) = e^x (cos y + i sin y), log(z) = log|z| + i atan2(y, x)):
+// priced alike as 4 transcendentals, 4 multiplies and 2 adds.
+constexpr ElementOps kAlu1{.alu = 1}, kAlu2{.alu = 2};
+constexpr ElementOps kFunction{.transcendental = 1};
+constexpr ElementOps kRoot{.divide = 1};  // sqrt, rsqrt, cbrt: divide-class on the VPU
+constexpr ElementOps kComplexFunction{.alu = 2, .multiply = 4, .transcendental = 4};
+
+// |z| = sqrt(x^2 + y^2); sign(z) = z * rsqrt(x^2 + y^2); real sign is two
+// compares and a select.
+TPUSIM_REGISTER_OP({.name = "stablehlo.abs", .verify = VerifyAbs, .eval = EvalAbs,
+                    .work = ElementwiseRule(kAlu1, {.alu = 1, .multiply = 2, .divide = 1})});
+TPUSIM_REGISTER_OP({.name = "stablehlo.is_finite", .verify = VerifyIsFinite,
+                    .eval = EvalIsFinite, .work = ElementwiseRule(kAlu2)});  // mask, compare
+TPUSIM_REGISTER_OP(UnaryDef<kIntTypes | kFC, Negate>("stablehlo.negate",
+                                                     ElementwiseRule(kAlu1, kAlu2)));
+TPUSIM_REGISTER_OP(UnaryDef<kSignedTypes | kFC, Sign>(
+    "stablehlo.sign", ElementwiseRule({.alu = 3}, {.alu = 1, .multiply = 4, .divide = 1})));
+TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, Ceil>("stablehlo.ceil", ElementwiseRule(kAlu1)));
+TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, Floor>("stablehlo.floor", ElementwiseRule(kAlu1)));
 TPUSIM_REGISTER_OP(
-    {.name = "stablehlo.is_finite", .verify = VerifyIsFinite, .eval = EvalIsFinite});
-TPUSIM_REGISTER_OP(UnaryDef<kIntTypes | kFC, Negate>("stablehlo.negate"));
-TPUSIM_REGISTER_OP(UnaryDef<kSignedTypes | kFC, Sign>("stablehlo.sign"));
-TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, Ceil>("stablehlo.ceil"));
-TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, Floor>("stablehlo.floor"));
-TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, RoundAfz>("stablehlo.round_nearest_afz"));
-TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, RoundEven>("stablehlo.round_nearest_even"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Exp>("stablehlo.exponential"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Expm1>("stablehlo.exponential_minus_one"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Log>("stablehlo.log"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Log1p>("stablehlo.log_plus_one"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Logistic>("stablehlo.logistic"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Sin>("stablehlo.sine"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Cos>("stablehlo.cosine"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Tan>("stablehlo.tan"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Tanh>("stablehlo.tanh"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Sqrt>("stablehlo.sqrt"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Rsqrt>("stablehlo.rsqrt"));
-TPUSIM_REGISTER_OP(UnaryDef<kFC, Cbrt>("stablehlo.cbrt"));
+    UnaryDef<kFloatTypes, RoundAfz>("stablehlo.round_nearest_afz", ElementwiseRule(kAlu1)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFloatTypes, RoundEven>("stablehlo.round_nearest_even", ElementwiseRule(kAlu1)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Exp>("stablehlo.exponential", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(UnaryDef<kFC, Expm1>("stablehlo.exponential_minus_one",
+                                        ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Log>("stablehlo.log", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(UnaryDef<kFC, Log1p>("stablehlo.log_plus_one",
+                                        ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Logistic>("stablehlo.logistic", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Sin>("stablehlo.sine", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Cos>("stablehlo.cosine", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Tan>("stablehlo.tan", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Tanh>("stablehlo.tanh", ElementwiseRule(kFunction, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Sqrt>("stablehlo.sqrt", ElementwiseRule(kRoot, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Rsqrt>("stablehlo.rsqrt", ElementwiseRule(kRoot, kComplexFunction)));
+TPUSIM_REGISTER_OP(
+    UnaryDef<kFC, Cbrt>("stablehlo.cbrt", ElementwiseRule(kRoot, kComplexFunction)));
 
 }  // namespace
 }  // namespace tpusim::ops

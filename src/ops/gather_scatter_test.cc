@@ -59,6 +59,21 @@ TEST(GatherTest, RejectsWrongResultShape) {
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
 }
 
+TEST(GatherTest, EmptyOperandWithNonEmptyResultIsAnError) {
+  auto r = RunMlir(R"(
+    func.func @main() -> tensor<2x3xf32> {
+      %x = stablehlo.constant dense<> : tensor<0x3xf32>
+      %i = stablehlo.constant dense<[[0], [0]]> : tensor<2x1xi32>
+      %r = "stablehlo.gather"(%x, %i) {
+        dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0],
+          start_index_map = [0], index_vector_dim = 1>,
+        slice_sizes = array<i64: 0, 3>
+      } : (tensor<0x3xf32>, tensor<2x1xi32>) -> tensor<2x3xf32>
+      return %r : tensor<2x3xf32>
+    })");
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+}
+
 TEST(DynamicGatherTest, ChecksRuntimeSliceSizes) {
   const char* program = R"(
     func.func @main() -> tensor<2x2xi64> {

@@ -175,11 +175,14 @@ Status GenericMatmulAnyType(const MatmulProblem& p, Tensor& out, bool tpu_bf16) 
 
 // ------------------------------------------------------------ oneDNN paths
 
-// Strides of size-1 dimensions are arbitrary; give them the values of a
-// dense layout so that oneDNN recognizes plain (and transposed) matrices.
-std::array<int64_t, 3> CanonicalStrides(std::array<int64_t, 3> s, int64_t rows, int64_t cols) {
+// Strides of size-1 dimensions are arbitrary (a missing batch dimension has
+// stride 0); give them the values of a dense layout so that oneDNN
+// recognizes plain and transposed matrices.
+std::array<int64_t, 3> CanonicalStrides(std::array<int64_t, 3> s, int64_t batch, int64_t rows,
+                                        int64_t cols) {
   if (cols == 1) s[2] = (s[1] == 1 && rows > 1) ? rows : 1;
   if (rows == 1) s[1] = s[2] == 1 ? cols : 1;
+  if (batch == 1) s[0] = std::max(rows * s[1], cols * s[2]);
   return s;
 }
 
@@ -200,8 +203,8 @@ StatusOr<Tensor> PackDense(const MatrixView& v, int64_t batch, int64_t rows, int
 Status DnnlOnViews(const MatmulProblem& p, DnnlType in_type, DnnlType dst_type, void* dst) {
   DnnlMatmul mm{.batch = p.batch, .m = p.m, .k = p.k, .n = p.n, .a_type = in_type,
                 .b_type = in_type, .dst_type = dst_type,
-                .a_strides = CanonicalStrides(p.lhs.strides, p.m, p.k),
-                .b_strides = CanonicalStrides(p.rhs.strides, p.k, p.n)};
+                .a_strides = CanonicalStrides(p.lhs.strides, p.batch, p.m, p.k),
+                .b_strides = CanonicalStrides(p.rhs.strides, p.batch, p.k, p.n)};
   const int w = ir::StorageBytes(p.lhs.tensor->element());
   Status s = RunDnnlMatmul(mm, p.lhs.tensor->raw() + p.lhs.offset * w,
                            p.rhs.tensor->raw() + p.rhs.offset * w, dst);
@@ -211,11 +214,6 @@ Status DnnlOnViews(const MatmulProblem& p, DnnlType in_type, DnnlType dst_type, 
   mm.a_strides = {p.m * p.k, p.k, 1};
   mm.b_strides = {p.k * p.n, p.n, 1};
   return RunDnnlMatmul(mm, a.raw(), b.raw(), dst);
-}
-
-// f32 accumulator -> result storage, when the result is not f32.
-void StoreFromF32(const Tensor& acc, Tensor& out, bool tpu_bf16) {
-  StoreAll(acc.data<float>(), out, tpu_bf16);
 }
 
 // Reference f32 x f32 or bf16 x bf16 -> f32 / bf16 on oneDNN.
@@ -230,7 +228,7 @@ Status DnnlMatmulReference(const MatmulProblem& p, Tensor& out, bool tpu_bf16) {
   }
   TPUSIM_ASSIGN_OR_RETURN(Tensor acc, Scratch(ElementType::kF32, {p.batch, p.m, p.n}));
   TPUSIM_RETURN_IF_ERROR(DnnlOnViews(p, in, DnnlType::kF32, acc.mutable_raw()));
-  StoreFromF32(acc, out, tpu_bf16);
+  StoreAll(acc.data<float>(), out, tpu_bf16);
   return Status::Ok();
 }
 
@@ -313,7 +311,7 @@ Status TpuF32Matmul(const MatmulProblem& p, const MatmulNumerics& num, Tensor& o
     TPUSIM_RETURN_IF_ERROR(s);
     first = false;
   }
-  if (out.element() != ElementType::kF32) StoreFromF32(acc, out, /*tpu_bf16=*/true);
+  if (out.element() != ElementType::kF32) StoreAll(acc.data<float>(), out, /*tpu_bf16=*/true);
   return Status::Ok();
 }
 

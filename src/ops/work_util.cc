@@ -21,6 +21,40 @@ Work ElementwiseWork(const ir::Operation& op, VectorClass c, int64_t ops_per_ele
   return w;
 }
 
+Work ElementwiseWork(const ir::Operation& op, const ElementOps& ops) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_results() == 0 || !op.result(0).type().is_tensor()) return w;
+  const ir::Type& t = op.result(0).type();
+  const int64_t n = t.num_elements();
+  w.AddVector(VectorClass::kAlu, ops.alu * n);
+  w.AddVector(VectorClass::kMultiply, ops.multiply * n);
+  w.AddVector(VectorClass::kDivide, ops.divide * n);
+  w.AddVector(VectorClass::kTranscendental, ops.transcendental * n);
+  if (ir::IsFloat(t.element()) || ir::IsComplex(t.element())) {
+    w.flops = (ops.alu + ops.multiply + ops.divide + ops.transcendental) * n;
+  }
+  return w;
+}
+
+bool HasComplexElements(const ir::Operation& op) {
+  auto complex = [](const ir::Type& t) { return t.is_tensor() && ir::IsComplex(t.element()); };
+  for (ir::Value v : op.operands()) {
+    if (complex(v.type())) return true;
+  }
+  for (int i = 0; i < op.num_results(); ++i) {
+    if (complex(op.result(i).type())) return true;
+  }
+  return false;
+}
+
+WorkFn ElementwiseRule(ElementOps real, ElementOps complex) {
+  return [real, complex](const ir::Operation& op) {
+    return ElementwiseWork(op, HasComplexElements(op) ? complex : real);
+  };
+}
+
+WorkFn ElementwiseRule(ElementOps ops) { return ElementwiseRule(ops, ops); }
+
 Work CopyWork(const ir::Operation& op) {
   Work w = ReadsAndWrites(op);
   for (int i = 0; i < op.num_results(); ++i) {

@@ -17,6 +17,25 @@ Work ReadsAndWrites(const ir::Operation& op);
 // class `c` per result element; float results count one FLOP per op.
 Work ElementwiseWork(const ir::Operation& op, VectorClass c, int64_t ops_per_element = 1);
 
+// Vector ops per element of an elementwise op, by class, for ops whose
+// lowering mixes classes (a complex multiply: 4 multiplies and 2 adds).
+struct ElementOps {
+  int64_t alu = 0, multiply = 0, divide = 0, transcendental = 0;
+};
+
+// ReadsAndWrites plus `ops` per element of result 0; float and complex
+// results count every op as a FLOP.
+Work ElementwiseWork(const ir::Operation& op, const ElementOps& ops);
+
+// True if any operand or result of `op` holds complex elements.
+bool HasComplexElements(const ir::Operation& op);
+
+// The work rule of an elementwise op that costs `real` per element, or
+// `complex` when its operands or results are complex.
+WorkFn ElementwiseRule(ElementOps real, ElementOps complex);
+// The same cost for every element type.
+WorkFn ElementwiseRule(ElementOps ops);
+
 // A data-movement op that copies its result's elements (slice, pad,
 // broadcast, concatenate...): ReadsAndWrites plus one ALU op per element.
 Work CopyWork(const ir::Operation& op);

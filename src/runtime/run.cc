@@ -2,12 +2,16 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <limits>
 #include <numbers>
 #include <random>
 
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/io/npy.h"
+#include "tpusim/report/report.h"
+#include "tpusim/timing/timing.h"
 #include "tpusim/numerics/float_formats.h"
 #include "tpusim/runtime/load.h"
 
@@ -218,20 +222,88 @@ Status WriteResults(const std::vector<Tensor>& results, const std::string& dir, 
   return Status::Ok();
 }
 
-}  // namespace
+// Writes `text` to `path` whole: to path.tmp, then renamed.
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return InvalidArgument("cannot write " + path);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return InvalidArgument("cannot write " + path);
+  }
+  return Status::Ok();
+}
 
-Status RunProgram(const RunOptions& options, std::FILE* out) {
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
-  TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(*f, options));
-  exec::Interpreter interpreter(*module, options.eval);
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, interpreter.Run(f->name(), args));
+// Values and timing together: the interpreter runs with a timing observer.
+StatusOr<timing::Timeline> RunWithValues(const ir::Module& module, const ir::Function& f,
+                                         const RunOptions& options, const hw::ChipSpec& chip,
+                                         std::FILE* out) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options));
+  timing::Timeline timeline(chip);
+  timing::TimingObserver observer(&timeline, options.eval);
+  exec::Interpreter interpreter(module, options.eval);
+  interpreter.set_observer(&observer);
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, interpreter.Run(f.name(), args));
   for (const Tensor& r : results) {
     if (r.type().is_tuple()) {
-      return Unimplemented("@" + f->name() + " returns a tuple, which .npy cannot hold");
+      return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
     }
   }
-  return WriteResults(results, options.output_dir, out);
+  TPUSIM_RETURN_IF_ERROR(WriteResults(results, options.output_dir, out));
+  return timeline;
+}
+
+}  // namespace
+
+StatusOr<hw::ChipSpec> SelectChip(const RunOptions& options) {
+  if (options.chip_file.empty()) return hw::FindPreset(options.chip);
+  std::ifstream in(options.chip_file, std::ios::binary);
+  if (!in) return NotFound("cannot open chip file " + options.chip_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return hw::LoadChipToml(text.str(), options.chip_file);
+}
+
+void ListChips(std::FILE* out) {
+  for (const hw::ChipSpec& c : hw::Presets()) {
+    std::fprintf(out, "%-4s %s\n", c.name.c_str(), c.description.c_str());
+    std::fprintf(out, "     %s bf16, %s HBM at %s, %s VMEM per core, clock %.3f GHz\n",
+                 report::FormatRate(c.PeakBf16FlopsPerS(), "FLOP").c_str(),
+                 report::FormatBytes(static_cast<double>(c.memory.hbm_bytes)).c_str(),
+                 report::FormatRate(c.memory.hbm_bytes_per_s, "B").c_str(),
+                 report::FormatBytes(static_cast<double>(c.memory.vmem_bytes)).c_str(),
+                 c.clock_hz / 1e9);
+    std::string sources;
+    for (const std::string& src : c.sources) sources += (sources.empty() ? "" : "; ") + src;
+    std::fprintf(out, "     sources: %s\n", sources.c_str());
+  }
+}
+
+Status RunProgram(const RunOptions& options, std::FILE* out) {
+  TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, SelectChip(options));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
+  TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
+  std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
+  std::optional<timing::Timeline> timeline;
+  if (options.timing_only) {
+    timing::StaticOptions so{.default_trip_count = options.trip_count, .eval = options.eval};
+    TPUSIM_ASSIGN_OR_RETURN(timeline, timing::TimeStatically(*module, f->name(), chip, so));
+  } else {
+    TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(*module, *f, options, chip, out));
+  }
+  report::Summary summary = report::Summarize(*timeline);
+  std::string text = report::TextReport(*timeline, summary);
+  std::fputs(text.c_str(), out);
+  if (!options.report_json.empty()) {
+    TPUSIM_RETURN_IF_ERROR(
+        WriteFileAtomically(options.report_json, report::JsonReport(*timeline, summary)));
+  }
+  if (!options.trace.empty()) {
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.trace, report::PerfettoTrace(*timeline)));
+  }
+  return Status::Ok();
 }
 
 }  // namespace tpusim::runtime

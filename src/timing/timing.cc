@@ -6,17 +6,26 @@
 
 namespace tpusim::timing {
 
-hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op, bool* priced) {
+hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op,
+                   const ops::EvalOptions& eval, bool* priced) {
   const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
   *priced = def != nullptr && def->work != nullptr;
   if (!*priced) return hw::OpCost{};
-  return hw::PriceWork(chip, def->work(op));
+  ops::Work work = def->work(op);
+  if (eval.override_precision) {
+    for (ops::MatmulWork& mm : work.matmuls) {
+      if (mm.lhs == ir::ElementType::kF32 || mm.rhs == ir::ElementType::kF32) {
+        mm.passes = numerics::NumPasses(eval.precision);
+      }
+    }
+  }
+  return hw::PriceWork(chip, work);
 }
 
 void TimingObserver::OnOp(const ir::Operation& op, std::span<const Tensor>,
                           std::span<const Tensor>) {
   bool priced;
-  hw::OpCost cost = PriceOp(timeline_->chip(), op, &priced);
+  hw::OpCost cost = PriceOp(timeline_->chip(), op, eval_, &priced);
   timeline_->Append(op, cost, priced);
 }
 
@@ -125,7 +134,7 @@ class StaticWalker {
 
   Status Op(const ir::Operation& op, const ops::OpDef* def, int64_t count, int depth) {
     bool priced;
-    hw::OpCost cost = PriceOp(timeline_->chip(), op, &priced);
+    hw::OpCost cost = PriceOp(timeline_->chip(), op, options_.eval, &priced);
     timeline_->Append(op, cost, priced, count);
     if (op.name_str() == "func.call") {
       return Function(op.attr("callee").str(), count, depth);

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tpusim/base/status.h"
+#include "tpusim/hw/chip.h"
 #include "tpusim/ops/op_def.h"
 
 namespace tpusim::runtime {
@@ -23,12 +25,29 @@ struct RunOptions {
   bool random_inputs = false;  // fill parameters given no input
   uint64_t seed = 0;
   ops::EvalOptions eval;
+
+  // Timing on a chip.
+  std::string chip = "v5e";    // a preset (tpusim chips lists them)
+  std::string chip_file;       // a TOML chip description; overrides `chip`
+  bool timing_only = false;    // shapes only: no inputs, values or .npy files
+  std::string report_json;     // where the JSON report goes; empty: nowhere
+  std::string trace;           // where the Perfetto trace goes; empty: nowhere
+  // Iterations for while loops whose trip count timing-only mode cannot infer.
+  std::optional<int64_t> trip_count;
 };
 
-// Runs the program and writes result<i>.npy into output_dir, printing one
-// summary line per result to `out`. Float inputs are rounded to narrower
-// float parameter types (bf16, f8...). On any error no result file is left.
+// Runs the program on the chip: computes its results (unless timing_only)
+// and writes result<i>.npy into output_dir with one summary line each, then
+// prints the timing report to `out` and writes the JSON report and trace if
+// asked. Float inputs are rounded to narrower float parameter types (bf16,
+// f8...). Every output file is written whole or not at all.
 Status RunProgram(const RunOptions& options, std::FILE* out);
+
+// The chip of `options`: the preset named by `chip`, or `chip_file` loaded.
+StatusOr<hw::ChipSpec> SelectChip(const RunOptions& options);
+
+// `tpusim chips`: one line per preset with its key figures and sources.
+void ListChips(std::FILE* out);
 
 }  // namespace tpusim::runtime
 

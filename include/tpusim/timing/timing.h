@@ -19,25 +19,30 @@
 
 namespace tpusim::timing {
 
-// Prices one execution of `op` (null work rule: unpriced, zero time).
-hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op, bool* priced);
+// Prices one execution of `op` (null work rule: unpriced, zero time). When
+// `eval` overrides matmul precision, f32 matmuls take that many passes.
+hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op,
+                   const ops::EvalOptions& eval, bool* priced);
 
 // Appends every op the interpreter evaluates to `timeline`.
 // REQUIRES: timeline outlives the observer; single-threaded use.
 class TimingObserver : public exec::OpObserver {
  public:
-  explicit TimingObserver(Timeline* timeline) : timeline_(timeline) {}
+  TimingObserver(Timeline* timeline, const ops::EvalOptions& eval)
+      : timeline_(timeline), eval_(eval) {}
   void OnOp(const ir::Operation& op, std::span<const Tensor> operands,
             std::span<const Tensor> results) override;
 
  private:
   Timeline* timeline_;
+  ops::EvalOptions eval_;
 };
 
 struct StaticOptions {
   // Iterations of a while loop whose count cannot be inferred; unset means
   // such a loop is an error naming its location.
   std::optional<int64_t> default_trip_count;
+  ops::EvalOptions eval;  // for a matmul precision override
 };
 
 // Times `function` of `module` from shapes alone.
