@@ -10,6 +10,7 @@
 #include <bit>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -122,32 +123,46 @@ Status VerifyBits(const ir::Operation& op) {
 
 constexpr unsigned kBoolInt = kBoolTypes | kIntTypes;
 
+// One VPU op per element; a shift also compares its amount with the width
+// and selects the out-of-range result.
+constexpr ElementOps kOne{.alu = 1}, kShift{.alu = 3};
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.and",
                     .verify = VerifyBits<2, kBoolInt>,
-                    .eval = EvalBinary<BitOp::kAnd>});
+                    .eval = EvalBinary<BitOp::kAnd>,
+                    .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.or",
                     .verify = VerifyBits<2, kBoolInt>,
-                    .eval = EvalBinary<BitOp::kOr>});
+                    .eval = EvalBinary<BitOp::kOr>,
+                    .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.xor",
                     .verify = VerifyBits<2, kBoolInt>,
-                    .eval = EvalBinary<BitOp::kXor>});
-TPUSIM_REGISTER_OP(
-    {.name = "stablehlo.not", .verify = VerifyBits<1, kBoolInt>, .eval = EvalNot});
+                    .eval = EvalBinary<BitOp::kXor>,
+                    .work = ElementwiseRule(kOne)});
+TPUSIM_REGISTER_OP({.name = "stablehlo.not",
+                    .verify = VerifyBits<1, kBoolInt>,
+                    .eval = EvalNot,
+                    .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_left",
                     .verify = VerifyBits<2, kIntTypes>,
-                    .eval = EvalBinary<BitOp::kShl>});
+                    .eval = EvalBinary<BitOp::kShl>,
+                    .work = ElementwiseRule(kShift)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_right_arithmetic",
                     .verify = VerifyBits<2, kIntTypes>,
-                    .eval = EvalBinary<BitOp::kShrA>});
+                    .eval = EvalBinary<BitOp::kShrA>,
+                    .work = ElementwiseRule(kShift)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_right_logical",
                     .verify = VerifyBits<2, kIntTypes>,
-                    .eval = EvalBinary<BitOp::kShrL>});
+                    .eval = EvalBinary<BitOp::kShrL>,
+                    .work = ElementwiseRule(kShift)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.popcnt",
                     .verify = VerifyBits<1, kIntTypes>,
-                    .eval = EvalCount<CountOp::kPopcnt>});
+                    .eval = EvalCount<CountOp::kPopcnt>,
+                    .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.count_leading_zeros",
                     .verify = VerifyBits<1, kIntTypes>,
-                    .eval = EvalCount<CountOp::kClz>});
+                    .eval = EvalCount<CountOp::kClz>,
+                    .work = ElementwiseRule(kOne)});
 
 }  // namespace
 }  // namespace tpusim::ops

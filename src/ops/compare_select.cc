@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -137,7 +138,16 @@ StatusOr<std::vector<Tensor>> EvalCompare(EvalContext&, const ir::Operation& op,
   return out;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.compare", .verify = VerifyCompare, .eval = EvalCompare});
+// A total order on floats maps each to a sign-magnitude integer first (a
+// shift, an xor and a select); complex equality compares both parts.
+Work CompareWork(const ir::Operation& op) {
+  if (HasComplexElements(op)) return ElementwiseWork(op, {.alu = 3});
+  const bool total = GetEnumOr(op, "compare_type", "") == "TOTALORDER";
+  return ElementwiseWork(op, {.alu = total ? 4 : 1});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.compare", .verify = VerifyCompare, .eval = EvalCompare,
+                    .work = CompareWork});
 
 // ---------------------------------------------------------------- select
 
@@ -202,7 +212,8 @@ StatusOr<std::vector<Tensor>> EvalSelect(EvalContext&, const ir::Operation& op,
   return out;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.select", .verify = VerifySelect, .eval = EvalSelect});
+TPUSIM_REGISTER_OP({.name = "stablehlo.select", .verify = VerifySelect, .eval = EvalSelect,
+                    .work = ElementwiseRule({.alu = 1}, {.alu = 2})});
 
 // ---------------------------------------------------------------- clamp
 
@@ -263,7 +274,9 @@ StatusOr<std::vector<Tensor>> EvalClamp(EvalContext&, const ir::Operation& op,
   return out;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.clamp", .verify = VerifyClamp, .eval = EvalClamp});
+// A maximum and a minimum (lexicographic for complex: 5 ops each).
+TPUSIM_REGISTER_OP({.name = "stablehlo.clamp", .verify = VerifyClamp, .eval = EvalClamp,
+                    .work = ElementwiseRule({.alu = 2}, {.alu = 10})});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/tpu.h"
 
 namespace tpusim::ops {
@@ -141,7 +142,9 @@ StatusOr<std::vector<Tensor>> EvalConvert(EvalContext& ctx, const ir::Operation&
   return out;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.convert", .verify = VerifyConvert, .eval = EvalConvert});
+// One VPU conversion per element (per part for complex).
+TPUSIM_REGISTER_OP({.name = "stablehlo.convert", .verify = VerifyConvert, .eval = EvalConvert,
+                    .work = ElementwiseRule({.alu = 1}, {.alu = 2})});
 
 // ---------------------------------------------------------------- bitcast_convert
 
@@ -235,9 +238,21 @@ StatusOr<std::vector<Tensor>> EvalBitcastConvert(EvalContext&, const ir::Operati
   return out;
 }
 
+// Elements of one width keep their bytes and tiled layout, so only the type
+// changes; otherwise the tiles differ and the data is rewritten.
+Work BitcastConvertWork(const ir::Operation& op) {
+  if (op.num_operands() == 1 && op.num_results() == 1 &&
+      ir::BitWidth(op.operand(0).type().element()) ==
+          ir::BitWidth(op.result(0).type().element())) {
+    return FreeWork(op);
+  }
+  return ReadsAndWrites(op);
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.bitcast_convert",
                     .verify = VerifyBitcastConvert,
-                    .eval = EvalBitcastConvert});
+                    .eval = EvalBitcastConvert,
+                    .work = BitcastConvertWork});
 
 // ---------------------------------------------------------------- reduce_precision
 
@@ -318,9 +333,12 @@ StatusOr<std::vector<Tensor>> EvalReducePrecision(EvalContext&, const ir::Operat
   return out;
 }
 
+// ReducePrecisionBits: 4 ops to round the mantissa, 5 to clamp the
+// exponent, 2 to keep NaNs.
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_precision",
                     .verify = VerifyReducePrecision,
-                    .eval = EvalReducePrecision});
+                    .eval = EvalReducePrecision,
+                    .work = ElementwiseRule({.alu = 11})});
 
 // ---------------------------------------------------------------- complex, real, imag
 
@@ -401,9 +419,24 @@ StatusOr<std::vector<Tensor>> EvalPart(EvalContext&, const ir::Operation& op,
   return out;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.complex", .verify = VerifyComplex, .eval = EvalComplex});
-TPUSIM_REGISTER_OP({.name = "stablehlo.real", .verify = VerifyPart, .eval = EvalPart<false>});
-TPUSIM_REGISTER_OP({.name = "stablehlo.imag", .verify = VerifyPart, .eval = EvalPart<true>});
+// Interleaving or picking the parts of complex numbers moves data: one VPU
+// op per part and no FLOPs. real of a real tensor names its operand; imag
+// of one only writes zeros.
+Work PartsWork(const ir::Operation& op) {
+  const bool complex = HasComplexElements(op);
+  if (!complex && op.name_str() == "stablehlo.real") return FreeWork(op);
+  Work w = ElementwiseWork(op, {.alu = op.name_str() == "stablehlo.complex" ? 2 : 1});
+  if (!complex) w.reads.clear();
+  w.flops = 0;
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.complex", .verify = VerifyComplex, .eval = EvalComplex,
+                    .work = PartsWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.real", .verify = VerifyPart, .eval = EvalPart<false>,
+                    .work = PartsWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.imag", .verify = VerifyPart, .eval = EvalPart<true>,
+                    .work = PartsWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -9,6 +9,7 @@
 #include "ops/index_util.h"
 #include "ops/matmul.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -355,10 +356,26 @@ StatusOr<std::vector<Tensor>> EvalDynamicConv(EvalContext& ctx, const ir::Operat
   return std::vector<Tensor>{std::move(out)};
 }
 
+// The im2col product per group: (batch x output positions) rows against
+// (input features x window) contraction and the group's output features.
+// The padding operand of dynamic_conv does not change the product's size.
+Work ConvWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  auto c = GetConvConfig(op);
+  if (!c.ok()) return w;
+  Geometry g = GeometryOf(*c, op.operand(0).type().shape(), op.operand(1).type().shape(),
+                          op.result(0).type().shape());
+  MatmulWork mm = MxuWork(op, g.groups, g.batch_per_group * g.out_size,
+                          g.cin * g.window_size, g.cout_per_group);
+  w.flops = mm.flops();
+  w.matmuls.push_back(mm);
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.convolution", .verify = VerifyConvolution,
-                    .eval = EvalConvolution});
+                    .eval = EvalConvolution, .work = ConvWork});
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_conv", .verify = VerifyDynamicConv,
-                    .eval = EvalDynamicConv});
+                    .eval = EvalDynamicConv, .work = ConvWork});
 
 }  // namespace
 }  // namespace tpusim::ops

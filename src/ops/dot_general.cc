@@ -6,6 +6,7 @@
 
 #include "ops/matmul.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -149,8 +150,27 @@ StatusOr<std::vector<Tensor>> EvalDot(EvalContext& ctx, const ir::Operation& op,
   return std::vector<Tensor>{out.Reshaped(result_type.shape())};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dot_general", .verify = VerifyDot, .eval = EvalDot});
-TPUSIM_REGISTER_OP({.name = "stablehlo.dot", .verify = VerifyDot, .eval = EvalDot});
+// One batched [B, M, K] x [B, K, N] product on the MXU.
+Work DotWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  auto dims = GetDotDims(op);
+  if (!dims.ok()) return w;
+  const ir::Shape& lhs = op.operand(0).type().shape();
+  const ir::Shape& rhs = op.operand(1).type().shape();
+  const int64_t lr = static_cast<int64_t>(lhs.size()), rr = static_cast<int64_t>(rhs.size());
+  MatmulWork mm = MxuWork(op, DimsProduct(lhs, dims->lhs_batch),
+                          DimsProduct(lhs, FreeDims(lr, dims->lhs_batch, dims->lhs_contract)),
+                          DimsProduct(lhs, dims->lhs_contract),
+                          DimsProduct(rhs, FreeDims(rr, dims->rhs_batch, dims->rhs_contract)));
+  w.flops = mm.flops();
+  w.matmuls.push_back(mm);
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dot_general", .verify = VerifyDot, .eval = EvalDot,
+                    .work = DotWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.dot", .verify = VerifyDot, .eval = EvalDot,
+                    .work = DotWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -23,14 +24,15 @@ Status VerifyBinary(const ir::Operation& op) {
 }
 
 // The definition of a binary op accepting kClasses whose element function
-// is Fn.
+// is Fn and whose work is `work`.
 template <unsigned kClasses, class Fn>
-OpDef BinaryDef(const char* name, VerifyFn verify = VerifyBinary<kClasses>) {
+OpDef BinaryDef(const char* name, WorkFn work, VerifyFn verify = VerifyBinary<kClasses>) {
   return {.name = name,
           .verify = std::move(verify),
           .eval = [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
             return EvalSameType<kClasses>(op, operands, Fn{});
-          }};
+          },
+          .work = std::move(work)};
 }
 
 // The spec allows complex remainder but leaves its semantics TBD.
@@ -154,18 +156,46 @@ struct Atan2 {
   }
 };
 
+// Integer power squares and multiplies once per exponent bit, selecting
+// whether to keep the product; a float power is exp(y log x); a complex one
+// a complex log, multiply and exp.
+Work PowerWork(const ir::Operation& op) {
+  if (op.num_results() != 1 || !op.result(0).type().is_tensor()) return ReadsAndWrites(op);
+  const ir::ElementType e = op.result(0).type().element();
+  if (ir::IsComplex(e)) return ElementwiseWork(op, {.alu = 6, .multiply = 12, .transcendental = 8});
+  if (!ir::IsFloat(e)) {
+    const int64_t bits = ir::BitWidth(e);
+    return ElementwiseWork(op, {.alu = bits, .multiply = 2 * bits});
+  }
+  return ElementwiseWork(op, {.multiply = 1, .transcendental = 2});
+}
+
 constexpr unsigned kNumeric = kIntTypes | kFloatTypes | kComplexTypes;
 
-TPUSIM_REGISTER_OP(BinaryDef<kAnyTypes, Add>("stablehlo.add"));
-TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Subtract>("stablehlo.subtract"));
-TPUSIM_REGISTER_OP(BinaryDef<kAnyTypes, Multiply>("stablehlo.multiply"));
-TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Divide>("stablehlo.divide"));
+// Work per element. Complex: add and subtract work on both parts; multiply
+// is 4 multiplies and 2 adds; divide multiplies by the conjugate and by one
+// reciprocal of |y|^2; maximum and minimum compare lexicographically.
+constexpr ElementOps kAlu1{.alu = 1}, kAlu2{.alu = 2};
+constexpr ElementOps kComplexFunction{.alu = 2, .multiply = 4, .transcendental = 4};
+
+TPUSIM_REGISTER_OP(BinaryDef<kAnyTypes, Add>("stablehlo.add", ElementwiseRule(kAlu1, kAlu2)));
 TPUSIM_REGISTER_OP(
-    BinaryDef<kIntTypes | kFloatTypes, Remainder>("stablehlo.remainder", VerifyRemainder));
-TPUSIM_REGISTER_OP(BinaryDef<kAnyTypes, Max>("stablehlo.maximum"));
-TPUSIM_REGISTER_OP(BinaryDef<kAnyTypes, Min>("stablehlo.minimum"));
-TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Power>("stablehlo.power"));
-TPUSIM_REGISTER_OP(BinaryDef<kFloatTypes | kComplexTypes, Atan2>("stablehlo.atan2"));
+    BinaryDef<kNumeric, Subtract>("stablehlo.subtract", ElementwiseRule(kAlu1, kAlu2)));
+TPUSIM_REGISTER_OP(BinaryDef<kAnyTypes, Multiply>(
+    "stablehlo.multiply", ElementwiseRule({.multiply = 1}, {.alu = 2, .multiply = 4})));
+TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Divide>(
+    "stablehlo.divide", ElementwiseRule({.divide = 1}, {.alu = 3, .multiply = 8, .divide = 1})));
+// x - trunc(x / y) * y.
+TPUSIM_REGISTER_OP(BinaryDef<kIntTypes | kFloatTypes, Remainder>(
+    "stablehlo.remainder", ElementwiseRule({.alu = 2, .multiply = 1, .divide = 1}),
+    VerifyRemainder));
+TPUSIM_REGISTER_OP(
+    BinaryDef<kAnyTypes, Max>("stablehlo.maximum", ElementwiseRule(kAlu1, {.alu = 5})));
+TPUSIM_REGISTER_OP(
+    BinaryDef<kAnyTypes, Min>("stablehlo.minimum", ElementwiseRule(kAlu1, {.alu = 5})));
+TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Power>("stablehlo.power", PowerWork));
+TPUSIM_REGISTER_OP(BinaryDef<kFloatTypes | kComplexTypes, Atan2>(
+    "stablehlo.atan2", ElementwiseRule({.transcendental = 1}, kComplexFunction)));
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -515,4 +515,23 @@ Status VerifyPrecisionConfig(const ir::Operation& op) {
   return Status::Ok();
 }
 
+MatmulWork MxuWork(const ir::Operation& op, int64_t batch, int64_t m, int64_t k, int64_t n) {
+  MatmulWork w{.batch = batch, .m = m, .k = k, .n = n,
+               .lhs = op.operand(0).type().element(), .rhs = op.operand(1).type().element()};
+  if (w.lhs != ir::ElementType::kF32 && w.rhs != ir::ElementType::kF32) return w;
+  numerics::MatmulPrecision p = numerics::MatmulPrecision::kDefault;
+  ir::Attribute config = op.attr("precision_config");
+  if (config.kind() == ir::Attribute::Kind::kArray) {
+    for (const ir::Attribute& e : config.array()) {
+      if (e.kind() != ir::Attribute::Kind::kEnum) continue;
+      if (e.str() == "HIGHEST") p = numerics::MatmulPrecision::kHighest;
+      if (e.str() == "HIGH" && p == numerics::MatmulPrecision::kDefault) {
+        p = numerics::MatmulPrecision::kHigh;
+      }
+    }
+  }
+  w.passes = numerics::NumPasses(p);
+  return w;
+}
+
 }  // namespace tpusim::ops

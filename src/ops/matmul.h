@@ -23,6 +23,7 @@
 #include "tpusim/ir/ir.h"
 #include "tpusim/numerics/tpu.h"
 #include "tpusim/ops/op_def.h"
+#include "tpusim/ops/work.h"
 #include "tpusim/tensor/tensor.h"
 
 namespace tpusim::ops {
@@ -77,6 +78,11 @@ StatusOr<MatrixView> GroupedView(const Tensor& t, const std::vector<int64_t>& ba
 // precision_config entries. kUnimplemented for a dot algorithm TPU numerics
 // cannot run (tf32, f16, ...).
 StatusOr<MatmulNumerics> SelectMatmulNumerics(const EvalContext& ctx, const ir::Operation& op);
+
+// The MXU work of `op` (dot_general, convolution, ragged_dot) as one batched
+// product: bf16 passes from its precision_config for f32 operands (1, 3 or
+// 6), one pass for every other type.
+MatmulWork MxuWork(const ir::Operation& op, int64_t batch, int64_t m, int64_t k, int64_t n);
 
 // Shape-rule pieces: operand and result element types of one class;
 // precision_config absent or two DEFAULT/HIGH/HIGHEST enums.

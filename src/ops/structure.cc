@@ -1,6 +1,7 @@
 // Ops that structure a program rather than compute: constants, returns and
 // calls between functions.
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -20,17 +21,18 @@ StatusOr<std::vector<Tensor>> EvalConstant(EvalContext&, const ir::Operation& op
   return std::vector<Tensor>{std::move(t)};
 }
 
+// A constant's data is part of the program, loaded with it: free to run.
 TPUSIM_REGISTER_OP({.name = "stablehlo.constant", .verify = VerifyConstant,
-                    .eval = EvalConstant});
+                    .eval = EvalConstant, .work = FreeWork});
 
 // Terminators: their operands are the results of the enclosing region; the
 // region's owner checks them against what it expects.
 Status VerifyTerminator(const ir::Operation& op) { return ExpectNumResults(op, 0); }
 
 TPUSIM_REGISTER_OP({.name = "func.return", .verify = VerifyTerminator,
-                    .is_terminator = true});
+                    .is_terminator = true, .work = FreeWork});
 TPUSIM_REGISTER_OP({.name = "stablehlo.return", .verify = VerifyTerminator,
-                    .is_terminator = true});
+                    .is_terminator = true, .work = FreeWork});
 
 // func.call @callee(args): the callee's results. The verifier checks that the
 // callee exists and that types match the callee's signature.
@@ -45,7 +47,9 @@ Status VerifyCall(const ir::Operation& op) {
   return GetAttr(op, "callee", ir::Attribute::Kind::kSymbolRef).status();
 }
 
-TPUSIM_REGISTER_OP({.name = "func.call", .verify = VerifyCall, .eval = EvalCall});
+// The call itself is free; the timing engine times the callee's ops.
+TPUSIM_REGISTER_OP({.name = "func.call", .verify = VerifyCall, .eval = EvalCall,
+                    .work = FreeWork});
 
 }  // namespace
 }  // namespace tpusim::ops

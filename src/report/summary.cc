@@ -95,6 +95,8 @@ std::string Scaled(double v, const char* unit) {
 
 std::string FormatBytes(double bytes) { return Scaled(bytes, "B"); }
 
+std::string FormatAmount(double amount, const char* unit) { return Scaled(amount, unit); }
+
 std::string FormatRate(double per_s, const char* unit) {
   return Scaled(per_s, (std::string(unit) + "/s").c_str());
 }

@@ -76,7 +76,8 @@ std::string TextReport(const timing::Timeline& timeline, const Summary& s) {
   std::ostringstream os;
   os << "chip: " << chip.name << " - " << chip.description << "\n"
      << "  time             " << FormatSeconds(s.total_seconds) << "\n"
-     << "  work             " << s.flops << " FLOPs, achieved "
+     << "  work             " << FormatAmount(static_cast<double>(s.flops), "FLOP")
+     << ", achieved "
      << FormatRate(s.achieved_flops_per_s, "FLOP") << " of "
      << FormatRate(s.peak_flops_per_s, "FLOP") << " peak (MFU " << Percent(s.mfu) << ")\n"
      << "  MXU utilization  " << Percent(s.mxu_utilization) << "\n"

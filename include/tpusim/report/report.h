@@ -57,6 +57,7 @@ std::string PerfettoTrace(const timing::Timeline& timeline);
 // Units a person reads: "412 ns", "3.20 ms", "1.50 GB", "819 GB/s", "197 TFLOP/s".
 std::string FormatSeconds(double s);
 std::string FormatBytes(double bytes);
+std::string FormatAmount(double amount, const char* unit);  // "17.18 GFLOP"
 std::string FormatRate(double per_s, const char* unit);  // FormatRate(x, "B/s")
 
 }  // namespace tpusim::report
