@@ -4,6 +4,7 @@
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
 #include "ops/sort.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -73,7 +74,19 @@ StatusOr<std::vector<Tensor>> EvalTopK(EvalContext&, const ir::Operation& op,
   return r;
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.top_k", .verify = VerifyTopK, .eval = EvalTopK});
+// Sorts each last-dimension row (a bitonic sort: one compare and a select
+// of value and index per evaluation), then keeps k.
+Work TopKWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  const ir::Type& t = op.operand(0).type();
+  if (t.rank() == 0 || t.dim(t.rank() - 1) == 0) return w;
+  const int64_t n = t.dim(t.rank() - 1);
+  w.AddVector(VectorClass::kAlu, 3 * (t.num_elements() / n) * BitonicEvaluations(n));
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "chlo.top_k", .verify = VerifyTopK, .eval = EvalTopK,
+                    .work = TopKWork});
 
 // ---- chlo.scan ----
 //
@@ -177,7 +190,19 @@ StatusOr<std::vector<Tensor>> EvalScan(EvalContext& ctx, const ir::Operation& op
   return results;
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.scan", .verify = VerifyScan, .eval = EvalScan});
+// The body runs once per position on slices, so its ops together touch
+// every element of the scanned tensors once each.
+Work ScanWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  auto seg = ReadSegments(op);
+  if (!seg.ok() || op.num_regions() != 1 || seg->inputs + seg->outputs == 0) return w;
+  const ir::Type& ref = seg->inputs > 0 ? op.operand(0).type() : op.result(0).type();
+  AddRegionWork(w, op.region(0), ref.num_elements(), IsFloatTensor(ref));
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "chlo.scan", .verify = VerifyScan, .eval = EvalScan,
+                    .work = ScanWork});
 
 }  // namespace
 }  // namespace tpusim::ops

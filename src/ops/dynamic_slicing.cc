@@ -4,6 +4,7 @@
 
 #include "ops/index_util.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -66,8 +67,18 @@ StatusOr<std::vector<Tensor>> EvalDynamicSlice(EvalContext&, const ir::Operation
   return std::vector<Tensor>{std::move(r)};
 }
 
+// Reads only the box (and the start indices) and writes it.
+Work DynamicSliceWork(const ir::Operation& op) {
+  Work w;
+  w.reads.push_back(op.result(0).type());
+  for (int i = 1; i < op.num_operands(); ++i) w.reads.push_back(op.operand(i).type());
+  w.writes.push_back(op.result(0).type());
+  w.AddVector(VectorClass::kAlu, op.result(0).type().num_elements());
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_slice", .verify = VerifyDynamicSlice,
-                    .eval = EvalDynamicSlice});
+                    .eval = EvalDynamicSlice, .work = DynamicSliceWork});
 
 // ---- dynamic_update_slice ----
 
@@ -103,8 +114,19 @@ StatusOr<std::vector<Tensor>> EvalDynamicUpdateSlice(EvalContext&, const ir::Ope
   return std::vector<Tensor>{std::move(r)};
 }
 
+// Updates the operand in place (XLA aliases it with the result), so only the
+// update's box moves.
+Work DynamicUpdateSliceWork(const ir::Operation& op) {
+  Work w;
+  for (int i = 1; i < op.num_operands(); ++i) w.reads.push_back(op.operand(i).type());
+  w.writes.push_back(op.operand(1).type());
+  w.AddVector(VectorClass::kAlu, op.operand(1).type().num_elements());
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_update_slice",
-                    .verify = VerifyDynamicUpdateSlice, .eval = EvalDynamicUpdateSlice});
+                    .verify = VerifyDynamicUpdateSlice, .eval = EvalDynamicUpdateSlice,
+                    .work = DynamicUpdateSliceWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -218,14 +218,14 @@ constexpr ElementOps kFunction{.transcendental = 1};
 constexpr ElementOps kRoot{.divide = 1};  // sqrt, rsqrt, cbrt: divide-class on the VPU
 constexpr ElementOps kComplexFunction{.alu = 2, .multiply = 4, .transcendental = 4};
 
-// |z| = sqrt(x^2 + y^2); sign(z) = z * rsqrt(x^2 + y^2); real sign is two
-// compares and a select.
+// |z| = sqrt(x^2 + y^2).
 TPUSIM_REGISTER_OP({.name = "stablehlo.abs", .verify = VerifyAbs, .eval = EvalAbs,
                     .work = ElementwiseRule(kAlu1, {.alu = 1, .multiply = 2, .divide = 1})});
 TPUSIM_REGISTER_OP({.name = "stablehlo.is_finite", .verify = VerifyIsFinite,
                     .eval = EvalIsFinite, .work = ElementwiseRule(kAlu2)});  // mask, compare
 TPUSIM_REGISTER_OP(UnaryDef<kIntTypes | kFC, Negate>("stablehlo.negate",
                                                      ElementwiseRule(kAlu1, kAlu2)));
+// Two compares and a select; sign(z) = z * rsqrt(x^2 + y^2).
 TPUSIM_REGISTER_OP(UnaryDef<kSignedTypes | kFC, Sign>(
     "stablehlo.sign", ElementwiseRule({.alu = 3}, {.alu = 1, .multiply = 4, .divide = 1})));
 TPUSIM_REGISTER_OP(UnaryDef<kFloatTypes, Ceil>("stablehlo.ceil", ElementwiseRule(kAlu1)));

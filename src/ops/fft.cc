@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -195,7 +196,29 @@ StatusOr<std::vector<Tensor>> EvalFft(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(out)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.fft", .verify = VerifyFft, .eval = EvalFft});
+// The textbook 5 N log2 N real FLOPs per N-point complex transform, all
+// priced as vector multiplies; a real transform (RFFT, IRFFT) is half that.
+Work FftWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  auto len = GetInts(op, "fft_length");
+  const std::string type = GetEnumOr(op, "fft_type", "");
+  if (!len.ok() || op.num_results() != 1) return w;
+  int64_t n = 1;
+  for (int64_t l : *len) n *= l;
+  if (n <= 1) return w;
+  // The side that holds all n points of each transform.
+  const ir::Type& full = type == "IRFFT" ? op.result(0).type() : op.operand(0).type();
+  const int64_t transforms = full.num_elements() / n;
+  const bool real = type == "RFFT" || type == "IRFFT";
+  const auto flops = static_cast<int64_t>(5.0 * static_cast<double>(n) *
+                                          std::log2(static_cast<double>(n)) / (real ? 2 : 1));
+  w.flops = transforms * flops;
+  w.AddVector(VectorClass::kMultiply, w.flops);
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.fft", .verify = VerifyFft, .eval = EvalFft,
+                    .work = FftWork});
 
 }  // namespace
 }  // namespace tpusim::ops

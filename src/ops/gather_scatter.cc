@@ -12,6 +12,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -244,7 +245,36 @@ StatusOr<std::vector<Tensor>> EvalGather(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.gather", .verify = VerifyGather, .eval = EvalGather});
+// A gather result or scatter update as `count` slices of `elements` each:
+// its offset (window) dims form a slice, the others index slices.
+struct Slices {
+  int64_t count = 1, elements = 1;
+};
+
+Slices SlicesOf(const ir::Type& windowed, const std::vector<int64_t>& offset_dims) {
+  Slices s;
+  for (int64_t d = 0; d < windowed.rank(); ++d) {
+    (Contains(offset_dims, d) ? s.elements : s.count) *= windowed.dim(d);
+  }
+  return s;
+}
+
+// One DMA per gathered slice; the operand is never read whole.
+Work GatherWork(const ir::Operation& op) {
+  Work w;
+  w.reads.push_back(op.operand(1).type());
+  w.writes.push_back(op.result(0).type());
+  auto n = ReadDimNumbers(op, "dimension_numbers", false);
+  if (!n.ok()) return w;
+  const ir::Type& result = op.result(0).type();
+  const Slices slices = SlicesOf(result, n->offset_dims);
+  w.random_accesses = slices.count;
+  w.random_access_bytes = LogicalBytes(ir::Type::Tensor(result.element(), {slices.elements}));
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.gather", .verify = VerifyGather, .eval = EvalGather,
+                    .work = GatherWork});
 
 // dynamic_gather: slice_sizes is an operand, checked against the result
 // type once its value is known.
@@ -269,7 +299,7 @@ StatusOr<std::vector<Tensor>> EvalDynamicGather(EvalContext&, const ir::Operatio
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_gather", .verify = VerifyDynamicGather,
-                    .eval = EvalDynamicGather});
+                    .eval = EvalDynamicGather, .work = GatherWork});
 
 // ---- scatter ----
 
@@ -428,7 +458,28 @@ StatusOr<std::vector<Tensor>> EvalScatter(EvalContext& ctx, const ir::Operation&
   return results;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.scatter", .verify = VerifyScatter, .eval = EvalScatter});
+// In place: each update slice fetches its input rows by DMA (one per input),
+// combines them with the update on the VPU and writes them back, so the
+// bytes written are the updates' size.
+Work ScatterWork(const ir::Operation& op) {
+  Work w;
+  const int n = op.num_results();
+  for (int i = n; i < op.num_operands(); ++i) w.reads.push_back(op.operand(i).type());
+  for (int i = n + 1; i < op.num_operands(); ++i) w.writes.push_back(op.operand(i).type());
+  auto dn = ReadDimNumbers(op, "scatter_dimension_numbers", true);
+  if (!dn.ok() || n == 0 || op.num_operands() != 2 * n + 1) return w;
+  const ir::Type& update = op.operand(n + 1).type();
+  const Slices slices = SlicesOf(update, dn->offset_dims);
+  w.random_accesses = n * slices.count;
+  w.random_access_bytes = LogicalBytes(ir::Type::Tensor(update.element(), {slices.elements}));
+  if (op.num_regions() == 1) {
+    AddRegionWork(w, op.region(0), update.num_elements(), IsFloatTensor(update));
+  }
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.scatter", .verify = VerifyScatter, .eval = EvalScatter,
+                    .work = ScatterWork});
 
 }  // namespace
 }  // namespace tpusim::ops

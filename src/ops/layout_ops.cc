@@ -5,9 +5,11 @@
 #include "ops/layout_ops.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "ops/index_util.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -39,7 +41,7 @@ StatusOr<std::vector<Tensor>> EvalBroadcastInDim(EvalContext&, const ir::Operati
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.broadcast_in_dim", .verify = VerifyBroadcastInDim,
-                    .eval = EvalBroadcastInDim});
+                    .eval = EvalBroadcastInDim, .work = CopyWork});
 
 // ---- reshape: same elements in the same row-major order ----
 
@@ -60,7 +62,7 @@ StatusOr<std::vector<Tensor>> EvalReshape(EvalContext&, const ir::Operation& op,
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reshape", .verify = VerifyReshape,
-                    .eval = EvalReshape});
+                    .eval = EvalReshape, .work = ReshapeWork});
 
 // ---- transpose: result_index[d] = operand_index[permutation[d]] ----
 
@@ -89,8 +91,19 @@ StatusOr<std::vector<Tensor>> EvalTranspose(EvalContext&, const ir::Operation& o
   return std::vector<Tensor>{std::move(r)};
 }
 
+// A permutation that keeps the minor dimension minor moves whole rows (a
+// copy on the VPU); one that changes it goes through the transpose unit.
+Work TransposeWork(const ir::Operation& op) {
+  auto perm = GetInts(op, "permutation");
+  const int64_t rank = op.operand(0).type().rank();
+  if (!perm.ok() || rank == 0 || perm->back() == rank - 1) return CopyWork(op);
+  Work w = ReadsAndWrites(op);
+  w.transpose_elements = op.result(0).type().num_elements();
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.transpose", .verify = VerifyTranspose,
-                    .eval = EvalTranspose});
+                    .eval = EvalTranspose, .work = TransposeWork});
 
 // ---- reverse: reversed order along `dimensions` ----
 
@@ -121,7 +134,7 @@ StatusOr<std::vector<Tensor>> EvalReverse(EvalContext&, const ir::Operation& op,
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reverse", .verify = VerifyReverse,
-                    .eval = EvalReverse});
+                    .eval = EvalReverse, .work = CopyWork});
 
 // ---- concatenate: inputs laid end to end along `dimension` ----
 
@@ -178,7 +191,7 @@ StatusOr<std::vector<Tensor>> EvalConcatenate(EvalContext&, const ir::Operation&
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.concatenate", .verify = VerifyConcatenate,
-                    .eval = EvalConcatenate});
+                    .eval = EvalConcatenate, .work = CopyWork});
 
 // ---- slice: operand[start + i * stride] ----
 
@@ -219,7 +232,8 @@ StatusOr<std::vector<Tensor>> EvalSlice(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.slice", .verify = VerifySlice, .eval = EvalSlice});
+TPUSIM_REGISTER_OP({.name = "stablehlo.slice", .verify = VerifySlice, .eval = EvalSlice,
+                    .work = CopyWork});
 
 // ---- pad: edge (possibly negative) and interior padding ----
 
@@ -240,7 +254,8 @@ StatusOr<std::vector<Tensor>> EvalPad(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.pad", .verify = VerifyPad, .eval = EvalPad});
+TPUSIM_REGISTER_OP({.name = "stablehlo.pad", .verify = VerifyPad, .eval = EvalPad,
+                    .work = CopyWork});
 
 // ---- iota: the index along iota_dimension ----
 
@@ -260,7 +275,8 @@ StatusOr<std::vector<Tensor>> EvalIota(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.iota", .verify = VerifyIota, .eval = EvalIota});
+TPUSIM_REGISTER_OP({.name = "stablehlo.iota", .verify = VerifyIota, .eval = EvalIota,
+                    .work = CopyWork});  // writes only
 
 }  // namespace
 
@@ -363,6 +379,21 @@ Status CheckIota(const ir::Operation& op, const ir::Type& result, int64_t dimens
                            std::to_string(result.rank()) + ")");
   }
   return Status::Ok();
+}
+
+// The minor two dimensions of `t`, with leading 1s below rank 2.
+static std::pair<int64_t, int64_t> MinorTwo(const ir::Type& t) {
+  const int64_t r = t.rank();
+  return {r >= 2 ? t.dim(r - 2) : 1, r >= 1 ? t.dim(r - 1) : 1};
+}
+
+// The TPU tiles the minor two dimensions, so a reshape that keeps them only
+// renames the major ones; any other reshape moves elements between tiles.
+Work ReshapeWork(const ir::Operation& op) {
+  if (MinorTwo(op.operand(0).type()) == MinorTwo(op.result(0).type())) return FreeWork(op);
+  Work w = ReadsAndWrites(op);
+  w.transpose_elements = op.result(0).type().num_elements();
+  return w;
 }
 
 StatusOr<Tensor> Iota(const ir::Type& type, int64_t dimension) {

@@ -9,6 +9,7 @@
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
+#include "tpusim/ops/work.h"
 #include "tpusim/tensor/tensor.h"
 
 namespace tpusim::ops {
@@ -34,6 +35,10 @@ Status CheckIota(const ir::Operation& op, const ir::Type& result, int64_t dimens
 // iota's value: index along `dimension`, converted to the element type.
 // REQUIRES: 0 <= dimension < rank.
 StatusOr<Tensor> Iota(const ir::Type& type, int64_t dimension);
+
+// reshape's work (operand 0 -> result 0): free when the minor two dimensions
+// stay as they are, else a relayout through the transpose unit.
+Work ReshapeWork(const ir::Operation& op);
 
 }  // namespace tpusim::ops
 

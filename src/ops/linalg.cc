@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -175,8 +176,23 @@ StatusOr<std::vector<Tensor>> EvalTriangularSolve(EvalContext&, const ir::Operat
   return std::vector<Tensor>{SolveAll<double>(c, operands[0], operands[1], out)};
 }
 
+// Substitution on the VPU: for each of b's n x m right-hand sides in a
+// batch, n^2 / 2 multiply-adds per column (2 FLOPs each), and one divide by
+// the diagonal per element of b.
+Work TriangularSolveWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_operands() != 2 || op.operand(0).type().rank() < 2) return w;
+  const int64_t n = op.operand(0).type().shape().back();
+  const int64_t b = op.operand(1).type().num_elements();
+  w.AddVector(VectorClass::kMultiply, n * b / 2);
+  w.AddVector(VectorClass::kAlu, n * b / 2);
+  if (!GetBool(op, "unit_diagonal")) w.AddVector(VectorClass::kDivide, b);
+  w.flops = n * b;
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.triangular_solve", .verify = VerifyTriangularSolve,
-                    .eval = EvalTriangularSolve});
+                    .eval = EvalTriangularSolve, .work = TriangularSolveWork});
 
 // ------------------------------------------------------------ cholesky
 
@@ -239,8 +255,23 @@ StatusOr<std::vector<Tensor>> EvalCholesky(EvalContext&, const ir::Operation& op
   return std::vector<Tensor>{CholeskyAll<double>(operands[0], lower, out)};
 }
 
+// n^3 / 6 multiply-adds per n x n matrix (n^3 / 3 FLOPs) on the VPU, plus a
+// square root per pivot and a divide per element below it.
+Work CholeskyWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  const ir::Type& a = op.operand(0).type();
+  if (a.rank() < 2 || a.shape().back() == 0) return w;
+  const int64_t n = a.shape().back();
+  const int64_t batches = a.num_elements() / (n * n);
+  w.AddVector(VectorClass::kMultiply, batches * n * n * n / 6);
+  w.AddVector(VectorClass::kAlu, batches * n * n * n / 6);
+  w.AddVector(VectorClass::kDivide, batches * n * (n + 1) / 2);
+  w.flops = batches * n * n * n / 3;
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.cholesky", .verify = VerifyCholesky,
-                    .eval = EvalCholesky});
+                    .eval = EvalCholesky, .work = CholeskyWork});
 
 }  // namespace
 }  // namespace tpusim::ops

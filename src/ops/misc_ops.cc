@@ -6,6 +6,7 @@
 #include "ops/index_util.h"
 #include "ops/layout_ops.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -24,7 +25,8 @@ StatusOr<std::vector<Tensor>> EvalTuple(EvalContext&, const ir::Operation&,
   return std::vector<Tensor>{Tensor::Tuple({in.begin(), in.end()})};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.tuple", .verify = VerifyTuple, .eval = EvalTuple});
+TPUSIM_REGISTER_OP({.name = "stablehlo.tuple", .verify = VerifyTuple, .eval = EvalTuple,
+                    .work = FreeWork});
 
 Status VerifyGetTupleElement(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -45,7 +47,7 @@ StatusOr<std::vector<Tensor>> EvalGetTupleElement(EvalContext&, const ir::Operat
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.get_tuple_element", .verify = VerifyGetTupleElement,
-                    .eval = EvalGetTupleElement});
+                    .eval = EvalGetTupleElement, .work = FreeWork});
 
 // ---- optimization_barrier: the identity ----
 
@@ -63,7 +65,8 @@ StatusOr<std::vector<Tensor>> EvalOptimizationBarrier(EvalContext&, const ir::Op
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.optimization_barrier",
-                    .verify = VerifyOptimizationBarrier, .eval = EvalOptimizationBarrier});
+                    .verify = VerifyOptimizationBarrier, .eval = EvalOptimizationBarrier,
+                    .work = FreeWork});
 
 // ---- get_dimension_size ----
 
@@ -89,7 +92,7 @@ StatusOr<std::vector<Tensor>> EvalGetDimensionSize(EvalContext&, const ir::Opera
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.get_dimension_size", .verify = VerifyGetDimensionSize,
-                    .eval = EvalGetDimensionSize});
+                    .eval = EvalGetDimensionSize, .work = FreeWork});  // a constant on TPU
 
 // ---- dynamic forms ----
 
@@ -145,7 +148,8 @@ StatusOr<std::vector<Tensor>> EvalDynamicBroadcastInDim(EvalContext&, const ir::
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_broadcast_in_dim",
-                    .verify = VerifyDynamicBroadcastInDim, .eval = EvalDynamicBroadcastInDim});
+                    .verify = VerifyDynamicBroadcastInDim, .eval = EvalDynamicBroadcastInDim,
+                    .work = CopyWork});
 
 Status VerifyDynamicIota(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -167,7 +171,7 @@ StatusOr<std::vector<Tensor>> EvalDynamicIota(EvalContext&, const ir::Operation&
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_iota", .verify = VerifyDynamicIota,
-                    .eval = EvalDynamicIota});
+                    .eval = EvalDynamicIota, .work = CopyWork});
 
 Status VerifyDynamicPad(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 5));
@@ -196,7 +200,7 @@ StatusOr<std::vector<Tensor>> EvalDynamicPad(EvalContext&, const ir::Operation& 
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_pad", .verify = VerifyDynamicPad,
-                    .eval = EvalDynamicPad});
+                    .eval = EvalDynamicPad, .work = CopyWork});
 
 Status VerifyDynamicReshape(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 2));
@@ -220,7 +224,7 @@ StatusOr<std::vector<Tensor>> EvalDynamicReshape(EvalContext&, const ir::Operati
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_reshape", .verify = VerifyDynamicReshape,
-                    .eval = EvalDynamicReshape});
+                    .eval = EvalDynamicReshape, .work = ReshapeWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -14,6 +14,7 @@
 #include "ops/index_util.h"
 #include "ops/matmul.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -319,8 +320,38 @@ StatusOr<std::vector<Tensor>> EvalRaggedDot(EvalContext& ctx, const ir::Operatio
   return std::vector<Tensor>{std::move(out).value()};
 }
 
+// Group sizes are run-time values, so the groups are taken as equal: one MXU
+// product per group (each loads its own weights), splitting the ragged rows
+// (mode 1) or contraction (mode 2) among them. FLOPs are the full product's.
+Work RaggedDotWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  auto d = GetRaggedDims(op);
+  if (!d.ok() || op.num_operands() != 3) return w;
+  const ir::Shape& lhs = op.operand(0).type().shape();
+  const ir::Shape& rhs = op.operand(1).type().shape();
+  auto l = GetLayout(op, *d, lhs, rhs, op.operand(2).type().shape());
+  if (!l.ok() || l->groups <= 0) return w;
+  const int64_t g = l->groups, batch = DimsProduct(lhs, d->lhs_batch);
+  const int64_t m = DimsProduct(lhs, l->lhs_free), k = DimsProduct(lhs, d->lhs_contract);
+  const int64_t n = DimsProduct(rhs, l->rhs_free);
+  auto per_group = [g](int64_t x) { return (x + g - 1) / g; };
+  switch (l->mode) {
+    case Mode::kRows:
+      w.matmuls.push_back(MxuWork(op, batch * g, per_group(m), k, n));
+      break;
+    case Mode::kContracting:
+      w.matmuls.push_back(MxuWork(op, batch * g, m, per_group(k), n));
+      break;
+    case Mode::kBatch:
+      w.matmuls.push_back(MxuWork(op, batch, m, k, n));
+      break;
+  }
+  w.flops = 2 * batch * m * k * n;
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "chlo.ragged_dot", .verify = VerifyRaggedDot,
-                    .eval = EvalRaggedDot});
+                    .eval = EvalRaggedDot, .work = RaggedDotWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -11,6 +11,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -157,7 +158,17 @@ StatusOr<std::vector<Tensor>> EvalReduce(EvalContext& ctx, const ir::Operation& 
   return results;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.reduce", .verify = VerifyReduce, .eval = EvalReduce});
+// The body folds in every input element once.
+Work ReduceWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_operands() == 0 || op.num_regions() != 1) return w;
+  const ir::Type& input = op.operand(0).type();
+  AddRegionWork(w, op.region(0), input.num_elements(), IsFloatTensor(input));
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reduce", .verify = VerifyReduce, .eval = EvalReduce,
+                    .work = ReduceWork});
 
 // ---- map: result[i] = computation(inputs...[i]) ----
 
@@ -211,7 +222,17 @@ StatusOr<std::vector<Tensor>> EvalMap(EvalContext& ctx, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.map", .verify = VerifyMap, .eval = EvalMap});
+// The computation runs once per result element.
+Work MapWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_results() != 1 || op.num_regions() != 1) return w;
+  const ir::Type& result = op.result(0).type();
+  AddRegionWork(w, op.region(0), result.num_elements(), IsFloatTensor(result));
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.map", .verify = VerifyMap, .eval = EvalMap,
+                    .work = MapWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -10,6 +10,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -180,8 +181,27 @@ StatusOr<std::vector<Tensor>> EvalReduceWindow(EvalContext& ctx, const ir::Opera
   return results;
 }
 
+// Elements in one window, or 0 when the window attribute is unreadable.
+int64_t WindowSize(const ir::Operation& op) {
+  auto dims = GetInts(op, "window_dimensions");
+  if (!dims.ok()) return 0;
+  int64_t n = 1;
+  for (int64_t d : *dims) n *= d;
+  return n;
+}
+
+// The body folds in every window element of every output position (XLA
+// reduces windows directly, without sharing partial sums across them).
+Work ReduceWindowWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_results() == 0 || op.num_regions() != 1) return w;
+  const ir::Type& result = op.result(0).type();
+  AddRegionWork(w, op.region(0), result.num_elements() * WindowSize(op), IsFloatTensor(result));
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_window", .verify = VerifyReduceWindow,
-                    .eval = EvalReduceWindow});
+                    .eval = EvalReduceWindow, .work = ReduceWindowWork});
 
 // ---- select_and_scatter ----
 
@@ -295,8 +315,18 @@ StatusOr<std::vector<Tensor>> EvalSelectAndScatter(EvalContext& ctx, const ir::O
   return std::vector<Tensor>{std::move(r)};
 }
 
+// Each source element runs select over its window, then scatter once.
+Work SelectAndScatterWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_operands() != 3 || op.num_regions() != 2) return w;
+  const ir::Type& source = op.operand(1).type();
+  AddRegionWork(w, op.region(0), source.num_elements() * WindowSize(op), /*is_float=*/false);
+  AddRegionWork(w, op.region(1), source.num_elements(), IsFloatTensor(source));
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.select_and_scatter", .verify = VerifySelectAndScatter,
-                    .eval = EvalSelectAndScatter});
+                    .eval = EvalSelectAndScatter, .work = SelectAndScatterWork});
 
 }  // namespace
 }  // namespace tpusim::ops

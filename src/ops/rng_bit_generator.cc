@@ -11,6 +11,7 @@
 
 #include "ops/index_util.h"
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -115,8 +116,25 @@ StatusOr<std::vector<Tensor>> EvalRngBitGenerator(EvalContext&, const ir::Operat
   return r;
 }
 
+// Vector ops per 32-bit output word. Threefry-2x32: 20 rounds of add,
+// rotate (2 shifts and an or) and xor, plus 5 key injections, per 2 words.
+// Philox-4x32: 10 rounds of 2 widening multiplies (hi and lo halves), 4 xors
+// and 2 key bumps, per 4 words.
+Work RngBitGeneratorWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  if (op.num_results() != 2) return w;
+  const int64_t words = (LogicalBytes(op.result(1).type()) + 3) / 4;
+  if (GetEnumOr(op, "rng_algorithm", "DEFAULT") == "PHILOX") {
+    w.AddVector(VectorClass::kMultiply, words * 10);
+    w.AddVector(VectorClass::kAlu, words * 15);
+  } else {
+    w.AddVector(VectorClass::kAlu, words * (20 * 5 + 5 * 3) / 2);
+  }
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.rng_bit_generator", .verify = VerifyRngBitGenerator,
-                    .eval = EvalRngBitGenerator});
+                    .eval = EvalRngBitGenerator, .work = RngBitGeneratorWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -9,6 +9,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -108,7 +109,22 @@ StatusOr<std::vector<Tensor>> EvalSort(EvalContext& ctx, const ir::Operation& op
   return results;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.sort", .verify = VerifySort, .eval = EvalSort});
+// A bitonic sort of every row: each comparator evaluation runs the region,
+// then one select per input moves the winners.
+Work SortWork(const ir::Operation& op) {
+  Work w = ReadsAndWrites(op);
+  const ir::Type& t = op.operand(0).type();
+  int64_t dim = GetIntOr(op, "dimension", -1);
+  if (dim < 0) dim += t.rank();
+  if (dim < 0 || dim >= t.rank() || t.dim(dim) == 0) return w;
+  const int64_t evaluations = t.num_elements() / t.dim(dim) * BitonicEvaluations(t.dim(dim));
+  AddRegionWork(w, op.region(0), evaluations, /*is_float=*/false);  // compares, not FLOPs
+  w.AddVector(VectorClass::kAlu, evaluations * op.num_operands());
+  return w;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.sort", .verify = VerifySort, .eval = EvalSort,
+                    .work = SortWork});
 
 }  // namespace
 }  // namespace tpusim::ops

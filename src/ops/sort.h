@@ -27,6 +27,15 @@ void StableSort(std::vector<int64_t>& v, Less&& less) {
   }
 }
 
+// Comparator evaluations of a bitonic sort of one row of `n` elements, the
+// sort a vector unit runs: each of its L(L+1)/2 stages (L = ceil(log2 n))
+// compares every element with its partner, lane-parallel.
+inline int64_t BitonicEvaluations(int64_t n) {
+  int64_t levels = 0;
+  while ((int64_t{1} << levels) < n) ++levels;
+  return n * levels * (levels + 1) / 2;
+}
+
 }  // namespace tpusim::ops
 
 #endif  // TPUSIM_OPS_SORT_H_

@@ -97,4 +97,15 @@ VectorClass RegionClass(const ir::Region& region, int64_t* ops_in_region) {
   return dearest;
 }
 
+void AddRegionWork(Work& w, const ir::Region& region, int64_t evaluations, bool is_float) {
+  int64_t ops = 1;
+  const VectorClass c = RegionClass(region, &ops);
+  w.AddVector(c, evaluations * ops);
+  if (is_float) w.flops += evaluations * ops;
+}
+
+bool IsFloatTensor(const ir::Type& t) {
+  return t.is_tensor() && (ir::IsFloat(t.element()) || ir::IsComplex(t.element()));
+}
+
 }  // namespace tpusim::ops

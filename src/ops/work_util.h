@@ -50,6 +50,14 @@ Work FreeWork(const ir::Operation& op);
 // number of ops in the region's block (at least 1).
 VectorClass RegionClass(const ir::Region& region, int64_t* ops_in_region);
 
+// Adds `evaluations` runs of the per-element `region` to `w`: its op count
+// each, all priced at its dearest op's class (RegionClass); they count as
+// FLOPs when `is_float`.
+void AddRegionWork(Work& w, const ir::Region& region, int64_t evaluations, bool is_float);
+
+// True if `t` is a tensor of floating-point or complex elements.
+bool IsFloatTensor(const ir::Type& t);
+
 }  // namespace tpusim::ops
 
 #endif  // TPUSIM_OPS_WORK_UTIL_H_
