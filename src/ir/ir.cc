@@ -47,6 +47,13 @@ int OpName::NumInterned() {
   return static_cast<int>(t.names.size());
 }
 
+std::vector<Type> TypesOf(const std::vector<Value>& values) {
+  std::vector<Type> out;
+  out.reserve(values.size());
+  for (Value v : values) out.push_back(v.type());
+  return out;
+}
+
 std::vector<Value> Operation::results() const {
   std::vector<Value> out;
   out.reserve(results_.size());

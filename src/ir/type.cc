@@ -68,6 +68,15 @@ bool operator==(const Type& a, const Type& b) {
   return false;
 }
 
+std::string TypeListString(const std::vector<Type>& types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i) s += ", ";
+    s += types[i].ToString();
+  }
+  return s + ")";
+}
+
 std::string FunctionType::ToString() const {
   std::string s = "(";
   for (size_t i = 0; i < inputs.size(); ++i) {

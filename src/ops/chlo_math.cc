@@ -373,24 +373,16 @@ TPUSIM_REGISTER_OP({.name = "chlo.mulhi", .verify = VerifyMulhi, .eval = EvalMul
 
 // ----------------------------------------------------------------- constants
 
-// chlo.constant: the value of its `value` attribute, as stablehlo.constant.
-Status VerifyConstant(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 0));
-  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
-  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute value,
-                          GetAttr(op, "value", ir::Attribute::Kind::kDenseElements));
-  return ExpectResultType(op, 0, value.type());
-}
+// chlo.constant is stablehlo.constant under another name; its rules are
+// looked up when used, since registration order across files is unspecified.
+const OpDef& StablehloConstant() { return *OpRegistry::Lookup("stablehlo.constant"); }
 
-StatusOr<std::vector<Tensor>> EvalConstant(EvalContext&, const ir::Operation& op,
-                                           std::span<const Tensor>) {
-  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute value,
-                          GetAttr(op, "value", ir::Attribute::Kind::kDenseElements));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::FromAttribute(value));
-  return std::vector<Tensor>{std::move(t)};
-}
-
-TPUSIM_REGISTER_OP({.name = "chlo.constant", .verify = VerifyConstant, .eval = EvalConstant,
+TPUSIM_REGISTER_OP({.name = "chlo.constant",
+                    .verify = [](const ir::Operation& op) { return StablehloConstant().verify(op); },
+                    .eval = [](EvalContext& ctx, const ir::Operation& op,
+                               std::span<const Tensor> operands) {
+                      return StablehloConstant().eval(ctx, op, operands);
+                    },
                     .work = FreeWork});
 
 // chlo.constant_like: the scalar `value` (a typed number, a bool or a

@@ -1,27 +1,9 @@
 // Control flow: while, if, case, and composite (which runs its decomposition).
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 
 namespace tpusim::ops {
 namespace {
-
-// Control flow itself costs nothing: the ops in its regions (or, for
-// composite, in the decomposition it calls) are timed one by one.
-Work NoWork(const ir::Operation&) { return {.free = true}; }
-
-std::vector<ir::Type> TypesOf(const std::vector<ir::Value>& values) {
-  std::vector<ir::Type> out;
-  for (ir::Value v : values) out.push_back(v.type());
-  return out;
-}
-
-std::string TypeList(const std::vector<ir::Type>& types) {
-  std::string s = "(";
-  for (size_t i = 0; i < types.size(); ++i) {
-    if (i) s += ", ";
-    s += types[i].ToString();
-  }
-  return s + ")";
-}
 
 // Region `r` of `op` has one block taking `args` and returning `results`.
 Status ExpectRegion(const ir::Operation& op, int r, const std::vector<ir::Type>& args,
@@ -30,17 +12,17 @@ Status ExpectRegion(const ir::Operation& op, int r, const std::vector<ir::Type>&
   std::string which = "'" + op.name_str() + "' region " + std::to_string(r);
   if (region.num_blocks() != 1) return InvalidArgument(which + " must have one block");
   const ir::Block& block = region.front();
-  if (TypesOf(block.arguments()) != args) {
-    return InvalidArgument(which + " takes " + TypeList(TypesOf(block.arguments())) +
-                           ", expected " + TypeList(args));
+  if (ir::TypesOf(block.arguments()) != args) {
+    return InvalidArgument(which + " takes " + ir::TypeListString(ir::TypesOf(block.arguments())) +
+                           ", expected " + ir::TypeListString(args));
   }
   const ir::Operation* term = block.terminator();
   if (term == nullptr || term->name_str() != "stablehlo.return") {
     return InvalidArgument(which + " must end in stablehlo.return");
   }
-  if (TypesOf(term->operands()) != results) {
-    return InvalidArgument(which + " returns " + TypeList(TypesOf(term->operands())) +
-                           ", expected " + TypeList(results));
+  if (ir::TypesOf(term->operands()) != results) {
+    return InvalidArgument(which + " returns " + ir::TypeListString(ir::TypesOf(term->operands())) +
+                           ", expected " + ir::TypeListString(results));
   }
   return Status::Ok();
 }
@@ -48,10 +30,10 @@ Status ExpectRegion(const ir::Operation& op, int r, const std::vector<ir::Type>&
 // while(operands) cond {...} do {...}: the loop state starts as the operands.
 Status VerifyWhile(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumRegions(op, 2));
-  std::vector<ir::Type> state = TypesOf(op.operands());
-  if (TypesOf(op.results()) != state) {
-    return InvalidArgument("'stablehlo.while' results " + TypeList(TypesOf(op.results())) +
-                           " differ from its operands " + TypeList(state));
+  std::vector<ir::Type> state = ir::TypesOf(op.operands());
+  if (ir::TypesOf(op.results()) != state) {
+    return InvalidArgument("'stablehlo.while' results " + ir::TypeListString(ir::TypesOf(op.results())) +
+                           " differ from its operands " + ir::TypeListString(state));
   }
   TPUSIM_RETURN_IF_ERROR(ExpectRegion(op, 0, state, {ir::Type::Tensor(ir::ElementType::kI1, {})}));
   return ExpectRegion(op, 1, state, state);
@@ -70,14 +52,14 @@ StatusOr<std::vector<Tensor>> EvalWhile(EvalContext& ctx, const ir::Operation& o
 TPUSIM_REGISTER_OP({.name = "stablehlo.while",
                     .verify = VerifyWhile,
                     .eval = EvalWhile,
-                    .work = NoWork,
+                    .work = FreeWork,
                     .control_flow = true});
 
 // Each branch takes nothing and returns the op's result types.
 Status VerifyBranches(const ir::Operation& op) {
   if (op.num_regions() < 1) return InvalidArgument("'" + op.name_str() + "' needs a branch");
   for (int r = 0; r < op.num_regions(); ++r) {
-    TPUSIM_RETURN_IF_ERROR(ExpectRegion(op, r, {}, TypesOf(op.results())));
+    TPUSIM_RETURN_IF_ERROR(ExpectRegion(op, r, {}, ir::TypesOf(op.results())));
   }
   return Status::Ok();
 }
@@ -101,7 +83,7 @@ StatusOr<std::vector<Tensor>> EvalIf(EvalContext& ctx, const ir::Operation& op,
 TPUSIM_REGISTER_OP({.name = "stablehlo.if",
                     .verify = VerifyIf,
                     .eval = EvalIf,
-                    .work = NoWork,
+                    .work = FreeWork,
                     .control_flow = true});
 
 Status VerifyCase(const ir::Operation& op) {
@@ -124,7 +106,7 @@ StatusOr<std::vector<Tensor>> EvalCase(EvalContext& ctx, const ir::Operation& op
 TPUSIM_REGISTER_OP({.name = "stablehlo.case",
                     .verify = VerifyCase,
                     .eval = EvalCase,
-                    .work = NoWork,
+                    .work = FreeWork,
                     .control_flow = true});
 
 // composite: its meaning is its decomposition, a function of the module; the
@@ -157,7 +139,7 @@ StatusOr<std::vector<Tensor>> EvalComposite(EvalContext& ctx, const ir::Operatio
 TPUSIM_REGISTER_OP({.name = "stablehlo.composite",
                     .verify = VerifyComposite,
                     .eval = EvalComposite,
-                    .work = NoWork});
+                    .work = FreeWork});
 
 }  // namespace
 }  // namespace tpusim::ops

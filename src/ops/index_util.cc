@@ -201,4 +201,25 @@ Status CheckRegionSignature(const ir::Operation& op, const ir::Region& region,
   return Status::Ok();
 }
 
+StatusOr<int> CheckInputsAndInits(const ir::Operation& op) {
+  const int n = op.num_operands() / 2;
+  if (n == 0 || op.num_operands() % 2 != 0) {
+    return OpError(op, "needs inputs and as many init values");
+  }
+  const ir::Type& first = op.operand(0).type();
+  for (int i = 0; i < n; ++i) {
+    const ir::Type& input = op.operand(i).type();
+    const ir::Type& init = op.operand(n + i).type();
+    if (input.shape() != first.shape()) {
+      return OpError(op, "inputs have different shapes: " + first.ToString() + " and " +
+                             input.ToString());
+    }
+    if (init.rank() != 0 || init.element() != input.element()) {
+      return OpError(op, "init value " + std::to_string(i) + " must be a 0-d tensor of " +
+                             std::string(ir::ElementTypeName(input.element())));
+    }
+  }
+  return n;
+}
+
 }  // namespace tpusim::ops

@@ -145,6 +145,10 @@ Status CheckSameElement(const ir::Operation& op, std::string_view what,
 // A kInvalidArgument naming `op`.
 Status OpError(const ir::Operation& op, const std::string& what);
 
+// The operands of a variadic reduction (reduce, reduce_window): n inputs of
+// one shape, then n 0-d init values of the inputs' element types. Returns n.
+StatusOr<int> CheckInputsAndInits(const ir::Operation& op);
+
 // Checks that `region` has one block taking 0-d tensors of `arg_elements`
 // and returning 0-d tensors of `result_elements` (for reduce-like bodies).
 Status CheckScalarRegion(const ir::Operation& op, const ir::Region& region,

@@ -27,10 +27,7 @@ std::vector<ir::ElementType> ElementsOf(const std::vector<ir::Value>& values) {
 Status VerifyReduce(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumRegions(op, 1));
   TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
-  const int n = op.num_operands() / 2;
-  if (n == 0 || op.num_operands() % 2 != 0) {
-    return OpError(op, "needs inputs and as many init values");
-  }
+  TPUSIM_ASSIGN_OR_RETURN(const int n, CheckInputsAndInits(op));
   TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, n));
   TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
   const ir::Type& first = op.operand(0).type();
@@ -41,16 +38,6 @@ Status VerifyReduce(const ir::Operation& op) {
     if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(first.dim(d));
   }
   for (int i = 0; i < n; ++i) {
-    const ir::Type& input = op.operand(i).type();
-    const ir::Type& init = op.operand(n + i).type();
-    if (input.shape() != first.shape()) {
-      return OpError(op, "inputs have different shapes: " + first.ToString() + " and " +
-                             input.ToString());
-    }
-    if (init.rank() != 0 || init.element() != input.element()) {
-      return OpError(op, "init value " + std::to_string(i) + " must be a 0-d tensor of " +
-                             std::string(ir::ElementTypeName(input.element())));
-    }
     if (op.result(i).type().shape() != kept) {
       return OpError(op, "result " + std::to_string(i) + " has type " +
                              op.result(i).type().ToString() + ", expected shape " +

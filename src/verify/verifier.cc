@@ -5,21 +5,6 @@
 namespace tpusim::verify {
 namespace {
 
-std::string TypeList(const std::vector<ir::Type>& types) {
-  std::string s = "(";
-  for (size_t i = 0; i < types.size(); ++i) {
-    if (i) s += ", ";
-    s += types[i].ToString();
-  }
-  return s + ")";
-}
-
-std::vector<ir::Type> TypesOf(const std::vector<ir::Value>& values) {
-  std::vector<ir::Type> out;
-  for (ir::Value v : values) out.push_back(v.type());
-  return out;
-}
-
 class Verifier {
  public:
   explicit Verifier(const ir::Module& module) : module_(module) {}
@@ -34,7 +19,7 @@ class Verifier {
  private:
   Status VerifyFunction(const ir::Function& f) {
     const ir::Block& entry = f.entry();
-    if (TypesOf(entry.arguments()) != f.type().inputs) {
+    if (ir::TypesOf(entry.arguments()) != f.type().inputs) {
       return InvalidArgument("@" + f.name() + ": block arguments do not match the signature")
           .WithLocation(f.loc().ToString());
     }
@@ -43,9 +28,9 @@ class Verifier {
       return InvalidArgument("@" + f.name() + " does not end in func.return")
           .WithLocation(f.loc().ToString());
     }
-    if (TypesOf(ret->operands()) != f.type().results) {
-      return InvalidArgument("@" + f.name() + " returns " + TypeList(TypesOf(ret->operands())) +
-                             " but is declared to return " + TypeList(f.type().results))
+    if (ir::TypesOf(ret->operands()) != f.type().results) {
+      return InvalidArgument("@" + f.name() + " returns " + ir::TypeListString(ir::TypesOf(ret->operands())) +
+                             " but is declared to return " + ir::TypeListString(f.type().results))
           .WithLocation(ret->loc().ToString());
     }
     return VerifyRegion(f.body());
@@ -85,11 +70,11 @@ class Verifier {
       return NotFound("call to unknown function @" + callee.str())
           .WithLocation(op.loc().ToString());
     }
-    if (TypesOf(op.operands()) != f->type().inputs ||
-        TypesOf(op.results()) != f->type().results) {
+    if (ir::TypesOf(op.operands()) != f->type().inputs ||
+        ir::TypesOf(op.results()) != f->type().results) {
       return InvalidArgument("call to @" + callee.str() + " with types " +
-                             TypeList(TypesOf(op.operands())) + " -> " +
-                             TypeList(TypesOf(op.results())) + " does not match " +
+                             ir::TypeListString(ir::TypesOf(op.operands())) + " -> " +
+                             ir::TypeListString(ir::TypesOf(op.results())) + " does not match " +
                              f->type().ToString())
           .WithLocation(op.loc().ToString());
     }

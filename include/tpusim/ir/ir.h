@@ -85,6 +85,9 @@ class Value {
   ValueImpl* impl_ = nullptr;
 };
 
+// The types of `values`, in order.
+std::vector<Type> TypesOf(const std::vector<Value>& values);
+
 class Operation {
  public:
   Operation(OpName name, Location loc) : name_(name), loc_(std::move(loc)) {}

@@ -59,6 +59,9 @@ class Type {
   std::shared_ptr<const std::vector<Type>> tuple_;
 };
 
+// "(tensor<2xf32>, tensor<i1>)", for messages.
+std::string TypeListString(const std::vector<Type>& types);
+
 // (inputs) -> results, as in func.func signatures.
 struct FunctionType {
   std::vector<Type> inputs;
