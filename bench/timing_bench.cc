@@ -1,6 +1,6 @@
 // Timing-model speed: how fast tpusim times a program from shapes alone, and
 // how much faster the analytic MXU model is than the cycle-level simulator it
-// must agree with. Run: build/timing_bench
+// must agree with. Run: build/bench/timing_bench
 #include <chrono>
 #include <cstdio>
 #include <string>

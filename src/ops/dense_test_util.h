@@ -35,7 +35,7 @@ inline Status VerifyText(std::string_view text) {
 template <typename T>
 Tensor MakeTensor(ir::ElementType e, ir::Shape shape, const std::vector<T>& values) {
   Tensor t = Tensor::Allocate(ir::Type::Tensor(e, std::move(shape))).value();
-  std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
 
