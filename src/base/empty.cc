@@ -1,1 +1,0 @@
-// Placeholder source for modules with no sources of their own yet.
