@@ -113,7 +113,9 @@ TEST(DotGeneralTpuTest, PrecisionsOrderByAccuracy) {
     err[p] = MaxError(got, exact);
     // f32 accumulation of 300 terms of size <= 4 stays within ~1e-4 of the
     // same sum taken in double.
-    if (p == 0) EXPECT_LT(MaxError(got, bf16_1pass), 2e-4);
+    if (p == 0) {
+      EXPECT_LT(MaxError(got, bf16_1pass), 2e-4);
+    }
   }
   EXPECT_GT(err[0], 1e-2);  // bf16 inputs: ~3 significant digits
   EXPECT_LT(err[1], err[0] / 50);
