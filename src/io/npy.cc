@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tpusim/io/file.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::io {
@@ -326,16 +327,7 @@ StatusOr<std::string> EncodeNpy(const Tensor& t) {
 
 Status WriteNpy(const std::string& path, const Tensor& t) {
   TPUSIM_ASSIGN_OR_RETURN(std::string bytes, EncodeNpy(t));
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return InvalidArgument("cannot write " + tmp);
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return ResourceExhausted("cannot write " + path + " (disk full or not writable?)");
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace tpusim::io

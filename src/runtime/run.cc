@@ -9,6 +9,7 @@
 #include <random>
 
 #include "tpusim/exec/interpreter.h"
+#include "tpusim/io/file.h"
 #include "tpusim/io/npy.h"
 #include "tpusim/report/report.h"
 #include "tpusim/timing/timing.h"
@@ -222,20 +223,6 @@ Status WriteResults(const std::vector<Tensor>& results, const std::string& dir, 
   return Status::Ok();
 }
 
-// Writes `text` to `path` whole: to path.tmp, then renamed.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return InvalidArgument("cannot write " + path);
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return InvalidArgument("cannot write " + path);
-  }
-  return Status::Ok();
-}
-
 // Values and timing together: the interpreter runs with a timing observer.
 StatusOr<timing::Timeline> RunWithValues(const ir::Module& module, const ir::Function& f,
                                          const RunOptions& options, const hw::ChipSpec& chip,
@@ -298,10 +285,10 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   std::fputs(text.c_str(), out);
   if (!options.report_json.empty()) {
     TPUSIM_RETURN_IF_ERROR(
-        WriteFileAtomically(options.report_json, report::JsonReport(*timeline, summary)));
+        io::WriteFileAtomically(options.report_json, report::JsonReport(*timeline, summary)));
   }
   if (!options.trace.empty()) {
-    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.trace, report::PerfettoTrace(*timeline)));
+    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.trace, report::PerfettoTrace(*timeline)));
   }
   return Status::Ok();
 }
