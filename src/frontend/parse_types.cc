@@ -7,9 +7,6 @@
 namespace tpusim::frontend {
 namespace {
 
-// Largest element count accepted: keeps byte sizes (count * 16) in int64.
-constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 32;
-
 // MLIR builtin element types that tpusim does not model (i128, f80, tf32,
 // index, other f8 variants...): unsupported rather than malformed.
 bool IsOtherBuiltinType(std::string_view s) {
@@ -60,6 +57,29 @@ StatusOr<ir::ElementType> Parser::ParseElementType() {
   return *t;
 }
 
+// `#tpusim.layout<{1,0}>`, the encoding the printer gives a non-default
+// layout (ir::Type::layout), at its first token.
+static StatusOr<std::vector<int64_t>> ParseLayoutEncoding(Parser& p, int64_t rank) {
+  size_t offset = p.tok().offset;
+  p.Advance();
+  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLess, "'<' after #tpusim.layout"));
+  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{' opening the layout"));
+  std::vector<int64_t> layout;
+  while (!p.tok().is(TokenKind::kRBrace)) {
+    if (!layout.empty()) TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kComma, "',' or '}'"));
+    TPUSIM_ASSIGN_OR_RETURN(int64_t d, p.ParseInt64());
+    layout.push_back(d);
+  }
+  p.Advance();
+  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>' closing the layout"));
+  if (!ir::IsValidLayout(layout, rank)) {
+    return p.ErrorAt(offset, "layout " + ir::LayoutString(layout) +
+                                 " is not a permutation of the tensor's " +
+                                 std::to_string(rank) + " dimensions");
+  }
+  return layout;
+}
+
 // tensor<...> after the keyword and '<'. MLIR spells dimensions and the
 // element type as one run (`2x3xf32` lexes as `2` then `x3xf32`), so each
 // `x` is split off by re-lexing right after it.
@@ -97,16 +117,20 @@ static StatusOr<ir::Type> ParseTensorBody(Parser& p) {
     p.ResetTo(x.offset + 1);
   }
   TPUSIM_ASSIGN_OR_RETURN(ir::ElementType element, p.ParseElementType());
+  std::vector<int64_t> layout;
   if (p.tok().is(TokenKind::kComma)) {
     p.Advance();
-    if (p.tok().text.starts_with("#stablehlo.bounds") ||
-        p.tok().text.starts_with("#stablehlo.type_extensions")) {
+    if (p.tok().text == "#tpusim.layout") {
+      TPUSIM_ASSIGN_OR_RETURN(layout, ParseLayoutEncoding(p, static_cast<int64_t>(shape.size())));
+    } else if (p.tok().text.starts_with("#stablehlo.bounds") ||
+               p.tok().text.starts_with("#stablehlo.type_extensions")) {
       return p.UnimplementedAt(p.tok().offset, "dynamic shapes unsupported (bounded dimensions)");
+    } else {
+      return p.UnimplementedAt(p.tok().offset, "tensor encodings are unsupported");
     }
-    return p.UnimplementedAt(p.tok().offset, "tensor encodings are unsupported");
   }
   TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>' closing the tensor type"));
-  return ir::Type::Tensor(element, std::move(shape));
+  return ir::Type::Tensor(element, std::move(shape)).WithLayout(std::move(layout));
 }
 
 StatusOr<ir::Type> Parser::ParseType() {

@@ -55,9 +55,6 @@ ir::Location Parser::LocationAt(size_t offset) const {
   return ir::Location{file_, line_cache_line_, static_cast<int>(offset - line_cache_start_) + 1};
 }
 
-namespace {
-
-// The source line around `offset` and a caret under it.
 std::string CaretLines(std::string_view buf, size_t offset) {
   if (offset > buf.size()) offset = buf.size();
   size_t start = offset;
@@ -73,8 +70,6 @@ std::string CaretLines(std::string_view buf, size_t offset) {
   for (size_t i = shown_start; i < offset; ++i) caret += buf[i] == '\t' ? '\t' : ' ';
   return line + "\n" + caret + "^";
 }
-
-}  // namespace
 
 Status Parser::ErrorAt(size_t offset, std::string_view message) const {
   return Status(StatusCode::kInvalidArgument,

@@ -12,6 +12,8 @@
 #ifndef TPUSIM_FRONTEND_PARSER_H_
 #define TPUSIM_FRONTEND_PARSER_H_
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +31,14 @@ namespace tpusim::frontend {
 // Deepest nesting of regions, types and attributes; deeper input is rejected
 // rather than risking the stack.
 inline constexpr int kMaxNesting = 200;
+
+// Largest tensor element count accepted: keeps byte sizes (count * 16) in
+// int64. Shared by every text front end.
+inline constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 32;
+
+// The source line of `buf` around `offset` and a caret under it, for error
+// messages (long lines are cut around the caret).
+std::string CaretLines(std::string_view buf, size_t offset);
 
 // An operation being built by a pretty-form parser: positional items and
 // `key = value` items in source order, then the trailing types.

@@ -30,8 +30,9 @@ int64_t PaddedElements(const ir::Type& t) {
   Tile tile = TileFor(t.element());
   if (s.empty()) return tile.cols;
   if (s.size() == 1) return RoundUp(s[0], tile.cols);
-  int64_t n = RoundUp(s[s.size() - 2], tile.rows) * RoundUp(s.back(), tile.cols);
-  for (size_t i = 0; i + 2 < s.size(); ++i) n *= s[i];
+  std::vector<int64_t> order = t.MinorToMajor();
+  int64_t n = RoundUp(s[order[1]], tile.rows) * RoundUp(s[order[0]], tile.cols);
+  for (size_t i = 2; i < order.size(); ++i) n *= s[order[i]];
   return n;
 }
 

@@ -99,6 +99,31 @@ Operation* Block::Append(std::unique_ptr<Operation> op) {
   return ops_.back().get();
 }
 
+Operation* Block::InsertBefore(Operation* pos, std::unique_ptr<Operation> op) {
+  op->parent_ = this;
+  auto it = ops_.begin();
+  while (it != ops_.end() && it->get() != pos) ++it;
+  return ops_.insert(it, std::move(op))->get();
+}
+
+std::unique_ptr<Operation> Block::Remove(Operation* op) {
+  for (auto it = ops_.begin(); it != ops_.end(); ++it) {
+    if (it->get() != op) continue;
+    std::unique_ptr<Operation> out = std::move(*it);
+    ops_.erase(it);
+    out->parent_ = nullptr;
+    return out;
+  }
+  return nullptr;
+}
+
+std::vector<std::unique_ptr<Operation>> Block::TakeOps() {
+  std::vector<std::unique_ptr<Operation>> out = std::move(ops_);
+  ops_.clear();
+  for (auto& op : out) op->parent_ = nullptr;
+  return out;
+}
+
 Block& Region::AddBlock() {
   blocks_.push_back(std::make_unique<Block>(this));
   return *blocks_.back();
@@ -138,6 +163,17 @@ Function* Module::AddFunction(std::unique_ptr<Function> f) {
   by_name_.emplace(raw->name(), raw);
   functions_.push_back(std::move(f));
   return raw;
+}
+
+std::unique_ptr<Function> Module::RemoveFunction(std::string_view name) {
+  for (auto it = functions_.begin(); it != functions_.end(); ++it) {
+    if ((*it)->name() != name) continue;
+    by_name_.erase(by_name_.find(name));
+    std::unique_ptr<Function> out = std::move(*it);
+    functions_.erase(it);
+    return out;
+  }
+  return nullptr;
 }
 
 Function* Module::Lookup(std::string_view name) const {

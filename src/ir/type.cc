@@ -16,6 +16,62 @@ Type Type::Tensor(ElementType element, Shape shape) {
   return t;
 }
 
+Type Type::WithElement(ElementType e) const {
+  Type t = *this;
+  t.element_ = e;
+  return t;
+}
+
+std::vector<int64_t> Type::MinorToMajor() const {
+  if (!layout_.empty()) return layout_;
+  std::vector<int64_t> order(shape_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(order.size() - 1 - i);
+  return order;
+}
+
+Type Type::WithLayout(std::vector<int64_t> minor_to_major) const {
+  Type t = *this;
+  t.layout_ = std::move(minor_to_major);
+  bool row_major = true;
+  for (size_t i = 0; i < t.layout_.size(); ++i) {
+    row_major &= t.layout_[i] == static_cast<int64_t>(t.layout_.size() - 1 - i);
+  }
+  if (row_major) t.layout_.clear();
+  return t;
+}
+
+bool IsValidLayout(const std::vector<int64_t>& minor_to_major, int64_t rank) {
+  if (static_cast<int64_t>(minor_to_major.size()) != rank) return false;
+  std::vector<bool> seen(minor_to_major.size());
+  for (int64_t d : minor_to_major) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
+bool SameLayout(const Type& a, const Type& b) {
+  if (a.is_tuple() && b.is_tuple()) {
+    const auto& x = a.tuple_elements();
+    const auto& y = b.tuple_elements();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!SameLayout(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  return a.layout() == b.layout();
+}
+
+std::string LayoutString(const std::vector<int64_t>& minor_to_major) {
+  std::string s = "{";
+  for (size_t i = 0; i < minor_to_major.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(minor_to_major[i]);
+  }
+  return s + "}";
+}
+
 Type Type::Tuple(std::vector<Type> elements) {
   Type t;
   t.kind_ = Kind::kTuple;
@@ -51,6 +107,7 @@ std::string Type::ToString() const {
       std::string s = "tensor<";
       for (int64_t d : shape_) s += std::to_string(d) + "x";
       s += ElementTypeName(element_);
+      if (!layout_.empty()) s += ", #tpusim.layout<" + LayoutString(layout_) + ">";
       return s + ">";
     }
   }

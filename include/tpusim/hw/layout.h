@@ -21,7 +21,8 @@ struct Tile {
 // 8-bit tile, 64-bit and complex types the 32-bit one (stored as pairs).
 Tile TileFor(ir::ElementType t);
 
-// Elements of `t` once its minor two dimensions are padded to whole tiles.
+// Elements of `t` once its minor two dimensions (by its layout, row-major
+// unless assigned) are padded to whole tiles.
 // A rank-1 array is one row ((1, n), padded to 128 along n); a scalar takes a
 // full 128-element row. Tuples sum their elements.
 int64_t PaddedElements(const ir::Type& t);

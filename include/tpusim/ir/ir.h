@@ -78,6 +78,8 @@ class Value {
   int id() const { return impl_->id; }
   const std::string& name() const { return impl_->name; }
   ValueImpl* impl() const { return impl_; }
+  // Changes the value's type in place (layout assignment). Every user sees it.
+  void set_type(Type t) const { impl_->type = std::move(t); }
   friend bool operator==(Value a, Value b) { return a.impl_ == b.impl_; }
   friend bool operator!=(Value a, Value b) { return a.impl_ != b.impl_; }
 
@@ -148,6 +150,17 @@ class Block {
   // The last op (the terminator in a well-formed block); null if empty.
   Operation* terminator() const { return ops_.empty() ? nullptr : ops_.back().get(); }
 
+  // Mutation, for compiler passes. Positions are ops of this block. Each is
+  // linear in the block's length, so a pass that rewrites many ops takes
+  // them all with TakeOps and appends the new sequence instead.
+  //
+  // Inserts `op` before `pos` (at the end if null); returns it.
+  Operation* InsertBefore(Operation* pos, std::unique_ptr<Operation> op);
+  // Detaches `op` and hands it over; its results keep their users.
+  std::unique_ptr<Operation> Remove(Operation* op);
+  // Detaches every op, in order, leaving the block empty.
+  std::vector<std::unique_ptr<Operation>> TakeOps();
+
  private:
   Region* parent_;
   std::vector<std::unique_ptr<ValueImpl>> args_;
@@ -180,6 +193,8 @@ class Function {
 
   const std::string& name() const { return name_; }
   const FunctionType& type() const { return type_; }
+  // REQUIRES: matches the entry block's arguments and the returned values.
+  void set_type(FunctionType t) { type_ = std::move(t); }
   const Location& loc() const { return loc_; }
   bool is_public() const { return public_; }
   void set_public(bool p) { public_ = p; }
@@ -229,6 +244,8 @@ class Module {
   // Takes ownership. REQUIRES: no function of the same name yet.
   Function* AddFunction(std::unique_ptr<Function> f);
   Function* Lookup(std::string_view name) const;  // null if absent
+  // Detaches the function named `name` (null if absent).
+  std::unique_ptr<Function> RemoveFunction(std::string_view name);
 
  private:
   std::string name_;

@@ -39,14 +39,28 @@ class Type {
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t dim(int64_t i) const { return shape_[i]; }
   int64_t num_elements() const { return NumElements(shape_); }
-  // Same shape, another element type.
-  Type WithElement(ElementType e) const { return Tensor(e, shape_); }
+  // Same shape and layout, another element type.
+  Type WithElement(ElementType e) const;
+
+  // The physical order of the dimensions in memory, as XLA's minor_to_major:
+  // layout()[0] is the dimension that varies fastest. Empty means the
+  // default row-major order (rank-1, ..., 1, 0); a default order is always
+  // stored empty. Layout is physical, so operator== ignores it; SameLayout
+  // compares it. Only the compiler's layout assignment and front ends that
+  // read layouts (XLA HLO) set one.
+  const std::vector<int64_t>& layout() const { return layout_; }
+  // The layout spelled out (never empty for rank >= 1). REQUIRES: is_tensor().
+  std::vector<int64_t> MinorToMajor() const;
+  // This type with `minor_to_major`. REQUIRES: IsValidLayout(it, rank()).
+  Type WithLayout(std::vector<int64_t> minor_to_major) const;
+  Type WithDefaultLayout() const { return Tensor(element_, shape_); }
 
   // Tuple accessor. REQUIRES: is_tuple().
   const std::vector<Type>& tuple_elements() const;
 
   // MLIR spelling: "tensor<2x3xf32>", "tuple<tensor<f32>, !stablehlo.token>",
-  // "!stablehlo.token".
+  // "!stablehlo.token"; a non-default layout as an encoding:
+  // "tensor<2x3xf32, #tpusim.layout<{0,1}>>".
   std::string ToString() const;
 
   friend bool operator==(const Type& a, const Type& b);
@@ -56,8 +70,19 @@ class Type {
   Kind kind_ = Kind::kTensor;
   ElementType element_ = ElementType::kF32;
   Shape shape_;
+  std::vector<int64_t> layout_;  // minor_to_major; empty = row-major
   std::shared_ptr<const std::vector<Type>> tuple_;
 };
+
+// Whether `minor_to_major` is a permutation of [0, rank).
+bool IsValidLayout(const std::vector<int64_t>& minor_to_major, int64_t rank);
+
+// Same layouts (tensors), element by element for tuples; true for tokens.
+// Does not compare shapes.
+bool SameLayout(const Type& a, const Type& b);
+
+// "{1,0}": XLA's spelling of a minor_to_major list.
+std::string LayoutString(const std::vector<int64_t>& minor_to_major);
 
 // "(tensor<2xf32>, tensor<i1>)", for messages.
 std::string TypeListString(const std::vector<Type>& types);
