@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tpusim/compiler/pipeline.h"
 #include "tpusim/runtime/check.h"
 #include "tpusim/runtime/run.h"
 
@@ -62,14 +63,14 @@ struct EvalFlags {
 };
 
 int Main(int argc, char** argv) {
-  CLI::App app{"tpusim: a software TPU that runs StableHLO programs", "tpusim"};
+  CLI::App app{"tpusim: a software TPU that runs StableHLO and XLA HLO programs", "tpusim"};
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
 
   tpusim::runtime::RunOptions run;
   EvalFlags run_flags;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on .npy or random inputs");
-  run_cmd->add_option("program", run.program, "StableHLO text file")->required();
+  run_cmd->add_option("program", run.program, "StableHLO or XLA HLO text file");
   run_cmd->add_option("--input", run.inputs,
                       "input .npy: FILE for the next parameter, or NAME=FILE (NAME: arg0...)");
   run_cmd->add_option("--output-dir", run.output_dir, "where result<i>.npy go")
@@ -90,6 +91,18 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--trip-count", trip_count,
                       "iterations of while loops --timing-only cannot count")
       ->check(CLI::NonNegativeNumber);
+
+  run_cmd->add_option("--passes", run.compile.passes,
+                      "compiler passes to run: 'list' shows them; 'a,b' runs those; "
+                      "'-a,-b' all but those (default: all)");
+  run_cmd->add_flag("--no-fusion", [&](int64_t) { run.compile.fusion = false; },
+                    "compile without the fusion pass, to see what fusion buys");
+  run_cmd->add_option("--dump-dir", run.compile.dump_dir,
+                      "write the program after every compiler pass here");
+  run_cmd->add_flag("--no-cache", [&](int64_t) { run.compile.use_cache = false; },
+                    "neither read nor write the compile cache");
+  run_cmd->add_option("--cache-dir", run.compile.cache_dir,
+                      "compile cache directory (default $XDG_CACHE_HOME/tpusim)");
 
   std::string dump_chip;
   CLI::App* chips_cmd = app.add_subcommand("chips", "list the chip presets with their sources");
@@ -123,7 +136,14 @@ int Main(int argc, char** argv) {
     std::fputs(tpusim::hw::DumpChipToml(*chip).c_str(), stdout);
     return 0;
   }
+  if (*run_cmd && run.compile.passes == "list") {
+    for (const tpusim::compiler::PassInfo& p : tpusim::compiler::AllPasses()) {
+      std::printf("%-18s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
+    }
+    return 0;
+  }
   if (*run_cmd) {
+    if (run.program.empty()) return Fail("run: a program file is required (see tpusim --help)", 2);
     run.eval = run_flags.Options();
     if (trip_count >= 0) run.trip_count = trip_count;
     Status st = tpusim::runtime::RunProgram(run, stdout);

@@ -1,8 +1,306 @@
+// Fusion: XLA-style greedy producer -> consumer fusion into tpusim.fusion
+// kernels, so that the values between fused ops stay on chip instead of
+// making a round trip through HBM.
+//
+// Contract. In every function and every control-flow region (while, if and
+// case bodies; not per-element bodies such as a reduce's), kernels grow from
+// a root, roots visited from the end of each block back:
+//  - kLoop: elementwise ops (fusion_rules.h), broadcast_in_dim, reshape,
+//    transpose, tpusim.copy, iota and scalar or splat constants fuse into an
+//    elementwise or data-movement consumer;
+//  - kInput: the same producers fuse into a reduce or reduce_window root;
+//  - kOutput: a dot_general or convolution fuses into its elementwise
+//    consumers (bias, activation, scale epilogues) and relayout copies;
+//    producers of the dot's own operands stay outside, and a kernel holds
+//    one dot.
+// A producer fuses only if all its users are in the kernel, so its value
+// never leaves it. The exception is what XLA duplicates into each kernel that
+// uses it (constants, iota, broadcasts of a scalar): it stays outside as
+// long as it has users there. A kernel's one output is its root's; since the
+// other members' values never leave the kernel, no value can leave it and
+// come back, and no cycle forms.
+// Not fused: ops with side effects or regions (other than a reduction root),
+// collectives, a reduction into its consumers, and kernels of fewer than two
+// ops besides constants (nothing to gain). Types keep their layouts: layout
+// assignment runs before fusion, and a kernel's block arguments take its
+// operands' types.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/fusion_rules.h"
 #include "tpusim/compiler/pass.h"
+#include "tpusim/ir/rewrite.h"
+#include "tpusim/ops/op_def.h"
 
 namespace tpusim::compiler {
+namespace {
 
-// Placeholder until the pass lands: leaves the module unchanged.
-Status RunFusion(ir::Module&, PassContext&) { return Status::Ok(); }
+enum class Kind { kLoop, kInput, kOutput };
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kLoop: return "kLoop";
+    case Kind::kInput: return "kInput";
+    case Kind::kOutput: return "kOutput";
+  }
+  return "?";
+}
+
+struct Kernel {
+  ir::Operation* root = nullptr;
+  Kind kind = Kind::kLoop;
+  std::vector<ir::Operation*> members;  // root included
+};
+
+// What fusion did to a module, for the pass's note.
+struct Stats {
+  int kernels[3] = {0, 0, 0};  // by Kind
+  int fused_ops = 0;
+};
+
+// Forms the kernels of one block and rewrites the block with them.
+class BlockFuser {
+ public:
+  BlockFuser(ir::Block& block, int* next_name, Stats* stats)
+      : block_(block), next_name_(next_name), stats_(stats) {}
+
+  void Run() {
+    IndexUsers();
+    const auto& ops = block_.ops();
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) TryRoot(it->get());
+    if (!kernels_.empty()) Rewrite();
+  }
+
+ private:
+  // The ops of this block that use each op's results, directly or inside
+  // their regions, once each in block order.
+  void IndexUsers() {
+    for (const auto& op : block_.ops()) {
+      ir::Operation* user = op.get();
+      auto note = [&](const ir::Operation& o) {
+        for (ir::Value v : o.operands()) {
+          ir::Operation* def = Producer(v);
+          if (def == nullptr) continue;
+          std::vector<ir::Operation*>& list = users_[def];
+          if (list.empty() || list.back() != user) list.push_back(user);
+        }
+      };
+      note(*user);
+      for (int r = 0; r < user->num_regions(); ++r) ir::Walk(user->region(r), note);
+    }
+  }
+
+  // The op of this block that defines `v`; null for arguments and values
+  // from enclosing blocks.
+  ir::Operation* Producer(ir::Value v) const {
+    ir::Operation* def = v.defining_op();
+    return def != nullptr && def->parent() == &block_ ? def : nullptr;
+  }
+
+  const std::vector<ir::Operation*>& UsersOf(const ir::Operation* op) {
+    return users_[op];
+  }
+
+  bool InKernel(const ir::Operation* op, int k) {
+    const std::vector<int>& in = kernels_of_[op];
+    return std::find(in.begin(), in.end(), k) != in.end();
+  }
+
+  void Add(ir::Operation* op, int k) {
+    kernels_[k].members.push_back(op);
+    kernels_of_[op].push_back(k);
+  }
+
+  void TryRoot(ir::Operation* op) {
+    if (!kernels_of_[op].empty()) return;  // already fused as a producer
+    std::optional<Kind> kind;
+    if (IsFusibleReduction(*op)) kind = Kind::kInput;
+    else if (IsLoopFusible(*op) && !IsDuplicable(*op)) kind = Kind::kLoop;
+    if (!kind) return;
+    const int k = static_cast<int>(kernels_.size());
+    kernels_.push_back(Kernel{op, *kind, {}});
+    Add(op, k);
+    Grow(k);
+    if (!Worthwhile(kernels_[k])) Drop(k);
+  }
+
+  // Pulls producers into kernel k, from its root back, while they qualify.
+  void Grow(int k) {
+    std::vector<ir::Operation*> pending = {kernels_[k].root};
+    while (!pending.empty()) {
+      ir::Operation* member = pending.back();
+      pending.pop_back();
+      if (IsMatmul(*member)) continue;  // the dot's operands stay outside
+      for (ir::Value v : member->operands()) {
+        ir::Operation* producer = Producer(v);
+        if (producer == nullptr || InKernel(producer, k) || !CanFuse(*producer, k)) continue;
+        if (IsMatmul(*producer)) kernels_[k].kind = Kind::kOutput;
+        Add(producer, k);
+        pending.push_back(producer);
+      }
+    }
+  }
+
+  // Whether `producer` may join kernel k now. A user added to k later
+  // re-checks it, so a producer whose users all end up in k joins.
+  bool CanFuse(const ir::Operation& producer, int k) {
+    if (IsDuplicable(producer)) return true;
+    if (!kernels_of_[&producer].empty()) return false;  // in another kernel
+    const bool matmul = IsMatmul(producer);
+    if (matmul ? kernels_[k].kind != Kind::kLoop : !IsLoopFusible(producer)) return false;
+    for (const ir::Operation* user : UsersOf(&producer)) {
+      // A duplicated user may stay outside too, and would need this value.
+      if (!InKernel(user, k) || IsDuplicable(*user) || IsMatmul(*user)) return false;
+      if (matmul && !IsEpilogue(*user)) return false;
+    }
+    return true;
+  }
+
+  static bool Worthwhile(const Kernel& k) {
+    return std::count_if(k.members.begin(), k.members.end(), [](const ir::Operation* op) {
+             return op->name_str() != "stablehlo.constant";
+           }) >= 2;
+  }
+
+  // Forgets the last kernel formed.
+  void Drop(int k) {
+    for (ir::Operation* op : kernels_[k].members) {
+      std::vector<int>& in = kernels_of_[op];
+      in.erase(std::find(in.begin(), in.end(), k));
+    }
+    kernels_.pop_back();
+  }
+
+  bool IsRoot(const ir::Operation* op) const { return roots_.count(op) > 0; }
+
+  // Whether every use of `op` is inside a kernel that holds a copy of it,
+  // so that the op itself can go. Memoized: kernels share users.
+  bool Absorbed(const ir::Operation* op) {
+    auto [it, inserted] = absorbed_.emplace(op, true);
+    if (!inserted) return it->second;
+    bool absorbed = true;
+    for (const ir::Operation* user : UsersOf(op)) {
+      bool shared = false;
+      for (int k : kernels_of_[op]) shared = shared || InKernel(user, k);
+      absorbed = absorbed && shared && (IsRoot(user) || Absorbed(user));
+    }
+    return absorbed_[op] = absorbed;
+  }
+
+  void Rewrite() {
+    for (size_t i = 0; i < block_.ops().size(); ++i) position_[block_.ops()[i].get()] = i;
+    // Kernels were found from the end back; name them in program order.
+    std::vector<Kernel*> in_order;
+    for (Kernel& k : kernels_) in_order.push_back(&k);
+    std::sort(in_order.begin(), in_order.end(), [&](const Kernel* a, const Kernel* b) {
+      return position_.at(a->root) < position_.at(b->root);
+    });
+    std::unordered_map<const ir::Operation*, std::unique_ptr<ir::Operation>> fusions;
+    ir::ValueMap outside;  // root results -> fusion results
+    for (Kernel* k : in_order) {
+      roots_.insert(k->root);
+      fusions[k->root] = BuildFusion(*k, outside);
+    }
+    std::vector<std::unique_ptr<ir::Operation>> old = block_.TakeOps();
+    for (std::unique_ptr<ir::Operation>& op : old) {
+      auto fusion = fusions.find(op.get());
+      if (fusion != fusions.end()) {
+        block_.Append(std::move(fusion->second));
+      } else if (kernels_of_[op.get()].empty() || !Absorbed(op.get())) {
+        block_.Append(std::move(op));
+      }
+    }
+    ir::ReplaceUses(*block_.parent(), outside);
+  }
+
+  // The tpusim.fusion op computing kernel k; maps the root's results to its
+  // results in `outside`.
+  std::unique_ptr<ir::Operation> BuildFusion(Kernel& k, ir::ValueMap& outside) {
+    std::sort(k.members.begin(), k.members.end(),
+              [&](const ir::Operation* a, const ir::Operation* b) {
+                return position_.at(a) < position_.at(b);
+              });
+    std::unordered_set<const ir::Operation*> inside(k.members.begin(), k.members.end());
+    std::vector<ir::Value> inputs;
+    std::unordered_set<const ir::ValueImpl*> seen;
+    for (const ir::Operation* m : k.members) {
+      for (ir::Value v : m->operands()) {
+        if (inside.count(v.defining_op()) == 0 && seen.insert(v.impl()).second) {
+          inputs.push_back(v);
+        }
+      }
+    }
+    auto fusion = std::make_unique<ir::Operation>(ir::OpName("tpusim.fusion"), k.root->loc());
+    fusion->SetOperands(inputs);
+    fusion->attrs().Set("kind", ir::Attribute::String(KindName(k.kind)));
+    fusion->attrs().Set("name",
+                        ir::Attribute::String("fusion." + std::to_string((*next_name_)++)));
+    ir::Block& body = fusion->AddRegion().AddBlock();
+    ir::ValueMap map;
+    for (ir::Value v : inputs) map[v.impl()] = body.AddArgument(v.type());
+    for (const ir::Operation* m : k.members) body.Append(ir::CloneOp(*m, map));
+    auto ret = std::make_unique<ir::Operation>(ir::OpName("stablehlo.return"), k.root->loc());
+    std::vector<ir::Value> results;
+    for (ir::Value r : k.root->results()) {
+      results.push_back(map.at(r.impl()));
+      outside[r.impl()] = fusion->AddResult(r.type(), r.name());
+    }
+    ret->SetOperands(std::move(results));
+    body.Append(std::move(ret));
+    ++stats_->kernels[static_cast<int>(k.kind)];
+    stats_->fused_ops += static_cast<int>(k.members.size());
+    return fusion;
+  }
+
+  ir::Block& block_;
+  int* next_name_;
+  Stats* stats_;
+  std::unordered_map<const ir::Operation*, std::vector<ir::Operation*>> users_;
+  std::unordered_map<const ir::Operation*, std::vector<int>> kernels_of_;
+  std::unordered_map<const ir::Operation*, size_t> position_;
+  std::unordered_set<const ir::Operation*> roots_;
+  std::unordered_map<const ir::Operation*, bool> absorbed_;
+  std::vector<Kernel> kernels_;
+};
+
+// Fuses `block` after the blocks of its control-flow ops' regions.
+void FuseBlock(ir::Block& block, int* next_name, Stats* stats) {
+  for (const auto& op : block.ops()) {
+    const ops::OpDef* def = ops::OpRegistry::Lookup(op->name());
+    if (def == nullptr || !def->control_flow) continue;
+    for (int r = 0; r < op->num_regions(); ++r) {
+      for (int b = 0; b < op->region(r).num_blocks(); ++b) {
+        FuseBlock(op->region(r).block(b), next_name, stats);
+      }
+    }
+  }
+  BlockFuser(block, next_name, stats).Run();
+}
+
+}  // namespace
+
+Status RunFusion(ir::Module& module, PassContext& ctx) {
+  int next_name = 0;
+  Stats stats;
+  for (const auto& f : module.functions()) {
+    for (int b = 0; b < f->body().num_blocks(); ++b) {
+      FuseBlock(f->body().block(b), &next_name, &stats);
+    }
+    f->Renumber();
+  }
+  if (next_name > 0) {
+    ctx.notes.push_back("fusion: " + std::to_string(stats.fused_ops) + " ops into " +
+                        std::to_string(next_name) + " kernels (" +
+                        std::to_string(stats.kernels[0]) + " kLoop, " +
+                        std::to_string(stats.kernels[1]) + " kInput, " +
+                        std::to_string(stats.kernels[2]) + " kOutput)");
+  }
+  return Status::Ok();
+}
 
 }  // namespace tpusim::compiler

@@ -45,6 +45,7 @@ class HloCursor {
       : src_(source), pos_(begin), end_(end) {}
 
   size_t pos() const { return pos_; }
+  size_t end() const { return end_; }
   void set_pos(size_t pos) { pos_ = pos; }
   const HloSource& source() const { return src_; }
   void SkipTrivia();
@@ -79,7 +80,7 @@ class HloCursor {
   }
 
  private:
-  StatusOr<ir::Type> ReadArrayShape(int depth);
+  StatusOr<ir::Type> ReadArrayShape();
   StatusOr<ir::Type> ReadShapeAt(int depth);
   Status SkipBalanced(char open);
 

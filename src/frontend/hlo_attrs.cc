@@ -39,8 +39,7 @@ StatusOr<std::vector<int64_t>> AttrIntsOr(const HloLowering& l, const HloInstruc
   return AttrInts(l, inst, key);
 }
 
-StatusOr<int64_t> AttrInt(const HloLowering& l, const HloInstruction& inst,
-                          std::string_view key) {
+StatusOr<int64_t> AttrInt(const HloLowering& l, const HloInstruction& inst, std::string_view key) {
   const HloAttr* a = Find(inst, key);
   if (a == nullptr) return Missing(l, inst, key);
   HloCursor c = CursorOver(l.source(), a->value);
@@ -49,14 +48,14 @@ StatusOr<int64_t> AttrInt(const HloLowering& l, const HloInstruction& inst,
   return v;
 }
 
-StatusOr<int64_t> AttrIntOr(const HloLowering& l, const HloInstruction& inst,
-                            std::string_view key, int64_t fallback) {
+StatusOr<int64_t> AttrIntOr(const HloLowering& l, const HloInstruction& inst, std::string_view key,
+                            int64_t fallback) {
   if (Find(inst, key) == nullptr) return fallback;
   return AttrInt(l, inst, key);
 }
 
-StatusOr<bool> AttrBoolOr(const HloLowering& l, const HloInstruction& inst,
-                          std::string_view key, bool fallback) {
+StatusOr<bool> AttrBoolOr(const HloLowering& l, const HloInstruction& inst, std::string_view key,
+                          bool fallback) {
   const HloAttr* a = Find(inst, key);
   if (a == nullptr) return fallback;
   if (a->value == "true") return true;
@@ -202,8 +201,7 @@ Status ReadWindowField(const HloSource& src, std::string_view text, size_t parts
 
 }  // namespace
 
-StatusOr<HloWindow> AttrWindow(const HloLowering& l, const HloInstruction& inst,
-                               int64_t rank) {
+StatusOr<HloWindow> AttrWindow(const HloLowering& l, const HloInstruction& inst, int64_t rank) {
   HloWindow w;
   w.size.assign(rank, 1);
   w.stride.assign(rank, 1);
@@ -286,9 +284,8 @@ StatusOr<ir::Attribute> AttrChannelHandle(const HloLowering& l, const HloInstruc
                                           int64_t type) {
   if (Find(inst, "channel_id") == nullptr) return ir::Attribute();
   TPUSIM_ASSIGN_OR_RETURN(int64_t id, AttrInt(l, inst, "channel_id"));
-  return ir::Attribute::Struct("stablehlo.channel_handle",
-                               {{"handle", ir::Attribute::Int(id)},
-                                {"type", ir::Attribute::Int(type)}});
+  return ir::Attribute::Struct("stablehlo.channel_handle", {{"handle", ir::Attribute::Int(id)},
+                                                            {"type", ir::Attribute::Int(type)}});
 }
 
 ir::Attribute I64Array(const std::vector<int64_t>& v) {

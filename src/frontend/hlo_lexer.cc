@@ -33,8 +33,7 @@ Status HloSource::ErrorAt(size_t offset, std::string_view message) const {
 }
 
 Status HloSource::UnimplementedAt(size_t offset, std::string_view message) const {
-  return Status(StatusCode::kUnimplemented,
-                std::string(message) + "\n" + CaretLines(text_, offset))
+  return Status(StatusCode::kUnimplemented, std::string(message) + "\n" + CaretLines(text_, offset))
       .WithLocation(LocationAt(offset).ToString());
 }
 
@@ -92,8 +91,8 @@ Status HloCursor::Expect(char c, std::string_view what) {
 namespace {
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 }  // namespace
@@ -155,7 +154,10 @@ Status HloCursor::SkipBalanced(char open) {
     if (c == '"') {
       ++pos_;
       while (pos_ < end_ && t[pos_] != '"') pos_ += t[pos_] == '\\' ? 2 : 1;
-      if (pos_ >= end_) return ErrorAt(start, "unterminated string");
+      if (pos_ >= end_) {
+        pos_ = end_;
+        return ErrorAt(start, "unterminated string");
+      }
     } else if (c == '(' || c == '[' || c == '{') {
       if (closers.size() >= static_cast<size_t>(kMaxNesting)) {
         return ErrorAt(pos_, "nesting too deep");
@@ -232,21 +234,36 @@ std::optional<ir::ElementType> HloElementType(std::string_view name) {
     ElementType type;
   };
   static constexpr Entry kTypes[] = {
-      {"pred", ElementType::kI1},         {"s2", ElementType::kSI2},
-      {"s4", ElementType::kSI4},          {"s8", ElementType::kSI8},
-      {"s16", ElementType::kSI16},        {"s32", ElementType::kSI32},
-      {"s64", ElementType::kSI64},        {"u2", ElementType::kUI2},
-      {"u4", ElementType::kUI4},          {"u8", ElementType::kUI8},
-      {"u16", ElementType::kUI16},        {"u32", ElementType::kUI32},
-      {"u64", ElementType::kUI64},        {"f16", ElementType::kF16},
-      {"bf16", ElementType::kBF16},       {"f32", ElementType::kF32},
-      {"f64", ElementType::kF64},         {"c64", ElementType::kC64},
-      {"c128", ElementType::kC128},       {"f4e2m1fn", ElementType::kF4E2M1FN},
-      {"f6e2m3fn", ElementType::kF6E2M3FN}, {"f6e3m2fn", ElementType::kF6E3M2FN},
-      {"f8e3m4", ElementType::kF8E3M4},   {"f8e4m3", ElementType::kF8E4M3},
-      {"f8e4m3fn", ElementType::kF8E4M3FN}, {"f8e4m3fnuz", ElementType::kF8E4M3FNUZ},
-      {"f8e4m3b11fnuz", ElementType::kF8E4M3B11FNUZ}, {"f8e5m2", ElementType::kF8E5M2},
-      {"f8e5m2fnuz", ElementType::kF8E5M2FNUZ}, {"f8e8m0fnu", ElementType::kF8E8M0FNU},
+      {"pred", ElementType::kI1},
+      {"s2", ElementType::kSI2},
+      {"s4", ElementType::kSI4},
+      {"s8", ElementType::kSI8},
+      {"s16", ElementType::kSI16},
+      {"s32", ElementType::kSI32},
+      {"s64", ElementType::kSI64},
+      {"u2", ElementType::kUI2},
+      {"u4", ElementType::kUI4},
+      {"u8", ElementType::kUI8},
+      {"u16", ElementType::kUI16},
+      {"u32", ElementType::kUI32},
+      {"u64", ElementType::kUI64},
+      {"f16", ElementType::kF16},
+      {"bf16", ElementType::kBF16},
+      {"f32", ElementType::kF32},
+      {"f64", ElementType::kF64},
+      {"c64", ElementType::kC64},
+      {"c128", ElementType::kC128},
+      {"f4e2m1fn", ElementType::kF4E2M1FN},
+      {"f6e2m3fn", ElementType::kF6E2M3FN},
+      {"f6e3m2fn", ElementType::kF6E3M2FN},
+      {"f8e3m4", ElementType::kF8E3M4},
+      {"f8e4m3", ElementType::kF8E4M3},
+      {"f8e4m3fn", ElementType::kF8E4M3FN},
+      {"f8e4m3fnuz", ElementType::kF8E4M3FNUZ},
+      {"f8e4m3b11fnuz", ElementType::kF8E4M3B11FNUZ},
+      {"f8e5m2", ElementType::kF8E5M2},
+      {"f8e5m2fnuz", ElementType::kF8E5M2FNUZ},
+      {"f8e8m0fnu", ElementType::kF8E8M0FNU},
   };
   for (const Entry& e : kTypes) {
     if (e.hlo == name) return e.type;
@@ -258,7 +275,7 @@ StatusOr<ir::Type> HloCursor::ReadShape() { return ReadShapeAt(0); }
 
 StatusOr<ir::Type> HloCursor::ReadShapeAt(int depth) {
   if (depth > kMaxNesting) return Error("shape nested too deeply");
-  if (!Consume('(')) return ReadArrayShape(depth);
+  if (!Consume('(')) return ReadArrayShape();
   std::vector<ir::Type> elements;
   if (!Consume(')')) {
     do {
@@ -270,7 +287,7 @@ StatusOr<ir::Type> HloCursor::ReadShapeAt(int depth) {
   return ir::Type::Tuple(std::move(elements));
 }
 
-StatusOr<ir::Type> HloCursor::ReadArrayShape(int) {
+StatusOr<ir::Type> HloCursor::ReadArrayShape() {
   SkipTrivia();
   size_t offset = pos_;
   std::string_view name = ReadName();
@@ -284,8 +301,8 @@ StatusOr<ir::Type> HloCursor::ReadArrayShape(int) {
   std::optional<ir::ElementType> element = HloElementType(name);
   if (!element) {
     return name == "opaque" || name == "tf32" || name == "s1" || name == "u1"
-               ? src_.UnimplementedAt(offset, "element type '" + std::string(name) +
-                                                  "' is not supported")
+               ? src_.UnimplementedAt(offset,
+                                      "element type '" + std::string(name) + "' is not supported")
                : ErrorAt(offset, "unknown element type '" + std::string(name) + "'");
   }
   ir::Shape shape;

@@ -57,9 +57,8 @@ class LiteralReader {
     while (!c_.Consume('}')) {
       if (count > 0) TPUSIM_RETURN_IF_ERROR(c_.Expect(',', "',' or '}'"));
       if (count >= type_.dim(dim)) {
-        return c_.Error("more than " + std::to_string(type_.dim(dim)) +
-                        " elements in dimension " + std::to_string(dim) + " of " +
-                        type_.ToString());
+        return c_.Error("more than " + std::to_string(type_.dim(dim)) + " elements in dimension " +
+                        std::to_string(dim) + " of " + type_.ToString());
       }
       if (dim + 1 < type_.rank()) {
         TPUSIM_RETURN_IF_ERROR(ReadLevel(dim + 1));
@@ -69,9 +68,9 @@ class LiteralReader {
       ++count;
     }
     if (count != type_.dim(dim)) {
-      return c_.ErrorAt(at, "dimension " + std::to_string(dim) + " has " +
-                                std::to_string(count) + " elements, the shape " +
-                                type_.ToString() + " says " + std::to_string(type_.dim(dim)));
+      return c_.ErrorAt(at, "dimension " + std::to_string(dim) + " has " + std::to_string(count) +
+                                " elements, the shape " + type_.ToString() + " says " +
+                                std::to_string(type_.dim(dim)));
     }
     return Status::Ok();
   }
@@ -91,14 +90,14 @@ class LiteralReader {
     size_t at = c_.pos();
     std::string_view text = src_.text();
     size_t end = at;
-    while (end < text.size() && text[end] != ',' && text[end] != '}' && text[end] != ')' &&
+    while (end < c_.end() && text[end] != ',' && text[end] != '}' && text[end] != ')' &&
            text[end] != ' ' && text[end] != '\n' && text[end] != '\t' && text[end] != '\r') {
       ++end;
     }
     // `nan(0x7fc00000)` carries a payload in parentheses.
-    if (text.substr(at, end - at).ends_with("nan") && end < text.size() && text[end] == '(') {
+    if (text.substr(at, end - at).ends_with("nan") && end < c_.end() && text[end] == '(') {
       size_t close = text.find(')', end);
-      if (close != std::string_view::npos) end = close + 1;
+      if (close < c_.end()) end = close + 1;
     }
     std::string_view word = text.substr(at, end - at);
     if (word.empty()) return c_.Error("expected a value");
@@ -132,7 +131,8 @@ class LiteralReader {
       int64_t v = 0;
       auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
       int64_t lo = bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
-      int64_t hi = bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+      int64_t hi =
+          bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
       ok = ec == std::errc() && ptr == w.data() + w.size() && v >= lo && v <= hi;
       pattern = static_cast<uint64_t>(v);
     }

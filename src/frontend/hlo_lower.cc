@@ -3,17 +3,20 @@
 // family's lowering.
 #include "frontend/hlo_lower.h"
 
+#include <algorithm>
+
 #include "frontend/hlo_opcodes.h"
 #include "frontend/parser.h"
+#include "tpusim/ir/sharding.h"
 
 namespace tpusim::frontend {
 
 struct HloLowering::Body {
   const HloComputation* comp = nullptr;
-  std::vector<std::vector<int>> operands;  // per instruction, operand indices
-  std::vector<HloValue> values;            // per instruction, once lowered
-  std::vector<HloValue> params;            // bound parameter values
-  std::vector<int> param_number;           // per instruction; -1 if not one
+  std::vector<std::vector<int>> operands;             // per instruction, operand indices
+  std::vector<HloValue> values;                       // per instruction, once lowered
+  std::vector<HloValue> params;                       // bound parameter values
+  std::vector<int> param_number;                      // per instruction; -1 if not one
   std::unordered_map<std::string_view, int> done_of;  // async start -> its done
 };
 
@@ -22,6 +25,9 @@ HloLowering::HloLowering(const HloSource& source, const HloModuleAst& ast, ir::M
   AddDataLowerings(table_);
   AddComputeLowerings(table_);
   AddControlLowerings(table_);
+  int64_t instructions = 0;
+  for (const HloComputation& c : ast.computations) instructions += c.instructions.size();
+  budget_ = std::max<int64_t>(int64_t{1} << 18, 16 * instructions);
 }
 
 Status HloLowering::Error(const HloInstruction& inst, std::string_view message) const {
@@ -33,8 +39,7 @@ Status HloLowering::Unsupported(const HloInstruction& inst, std::string_view mes
 }
 
 ir::Operation* HloLowering::Emit(const HloInstruction& inst, std::string_view name,
-                                 std::vector<ir::Value> operands,
-                                 std::vector<ir::Type> results) {
+                                 std::vector<ir::Value> operands, std::vector<ir::Type> results) {
   auto op = std::make_unique<ir::Operation>(ir::OpName(name), Loc(inst));
   op->SetOperands(std::move(operands));
   for (ir::Type& t : results) op->AddResult(std::move(t));
@@ -156,8 +161,7 @@ Status HloLowering::LowerRegion(const HloInstruction& at, const HloComputation& 
 }
 
 Status HloLowering::LowerRegionWithArgs(const HloInstruction& at, const HloComputation& comp,
-                                        ir::Region* region,
-                                        const std::vector<ir::Type>& arg_types,
+                                        ir::Region* region, const std::vector<ir::Type>& arg_types,
                                         bool flatten_root) {
   auto one_per_arg = [](const std::vector<ir::Value>& args) {
     std::vector<HloValue> params;
@@ -199,11 +203,10 @@ StatusOr<std::vector<int>> HloLowering::Order(const HloComputation& comp, Body& 
   return order;
 }
 
-StatusOr<HloValue> HloLowering::LowerBody(const HloComputation& comp,
-                                          std::vector<HloValue> params, ir::Block* block) {
+StatusOr<HloValue> HloLowering::LowerBody(const HloComputation& comp, std::vector<HloValue> params,
+                                          ir::Block* block) {
   if (in_progress_.count(&comp) != 0) {
-    return src_.ErrorAt(comp.offset, "computation %" + std::string(comp.name) +
-                                         " calls itself");
+    return src_.ErrorAt(comp.offset, "computation %" + std::string(comp.name) + " calls itself");
   }
   if (depth_ >= kMaxNesting) return src_.ErrorAt(comp.offset, "computations nest too deeply");
   Body body;
@@ -248,11 +251,18 @@ StatusOr<HloValue> HloLowering::LowerBody(const HloComputation& comp,
 }
 
 Status HloLowering::LowerInstruction(const HloInstruction& inst, Body& body, int index) {
+  // Bodies used as regions are copied at each use, so nested reuse could
+  // multiply a small text into an enormous module.
+  if (++lowered_ > budget_) {
+    return Status(StatusCode::kResourceExhausted,
+                  "inlining computation bodies would build more than " + std::to_string(budget_) +
+                      " operations");
+  }
   if (int p = body.param_number[index]; p >= 0) {
     const HloValue& bound = body.params[p];
     if (bound.type != inst.type) {
-      return Error(inst, "parameter(" + std::to_string(p) + ") has shape " +
-                             inst.type.ToString() + " but is given " + bound.type.ToString());
+      return Error(inst, "parameter(" + std::to_string(p) + ") has shape " + inst.type.ToString() +
+                             " but is given " + bound.type.ToString());
     }
     body.values[index] = bound;
     return Status::Ok();
@@ -269,8 +279,7 @@ Status HloLowering::LowerInstruction(const HloInstruction& inst, Body& body, int
   return Unsupported(inst, "HLO opcode '" + std::string(inst.opcode) + "' is not supported");
 }
 
-StatusOr<ir::Function*> HloLowering::LowerFunction(const HloComputation& comp,
-                                                   std::string name) {
+StatusOr<ir::Function*> HloLowering::LowerFunction(const HloComputation& comp, std::string name) {
   auto f = std::make_unique<ir::Function>(std::move(name), ir::FunctionType{},
                                           src_.LocationAt(comp.offset));
   ir::Block& entry = f->body().AddBlock();
@@ -292,17 +301,47 @@ StatusOr<ir::Function*> HloLowering::LowerFunction(const HloComputation& comp,
   type.results = ir::TypesOf(results);
   out->arg_attrs().resize(type.inputs.size());
   out->result_attrs().resize(type.results.size());
+  TPUSIM_RETURN_IF_ERROR(KeepShardings(comp, out));
   out->set_type(std::move(type));
   out->Renumber();
   return out;
 }
 
+// `sharding={...}` on parameters and the root become the mhlo.sharding
+// argument and result attributes JAX's StableHLO carries, so partitioning
+// reads them alike. A tuple sharding on a tuple root splits over the results.
+Status HloLowering::KeepShardings(const HloComputation& comp, ir::Function* f) const {
+  for (size_t p = 0; p < comp.parameters.size(); ++p) {
+    std::string_view s = AttrWord(comp.instructions[comp.parameters[p]], "sharding");
+    if (!s.empty()) f->arg_attrs()[p].Set("mhlo.sharding", ir::Attribute::String(std::string(s)));
+  }
+  const HloInstruction& root = comp.instructions[comp.root];
+  std::string_view s = AttrWord(root, "sharding");
+  if (s.empty()) return Status::Ok();
+  std::vector<ir::AttributeMap>& results = f->result_attrs();
+  std::vector<std::string> per_result(results.size(), std::string(s));
+  if (root.type.is_tuple()) {
+    StatusOr<ir::HloSharding> parsed = ir::ParseHloSharding(s);
+    if (!parsed.ok()) return src_.ErrorAt(root.offset, parsed.status().message());
+    if (parsed->kind == ir::HloSharding::Kind::kTuple) {
+      if (parsed->elements.size() != results.size()) {
+        return src_.ErrorAt(root.offset, "tuple sharding does not match the root's shape");
+      }
+      for (size_t i = 0; i < results.size(); ++i) per_result[i] = parsed->elements[i].ToString();
+    }
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    results[i].Set("mhlo.sharding", ir::Attribute::String(per_result[i]));
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::string> HloLowering::FunctionFor(const HloInstruction& at,
                                                const HloComputation& comp) {
-  if (auto it = functions_.find(&comp); it != functions_.end()) return it->second;
   if (in_progress_.count(&comp) != 0) {
     return Error(at, "computation %" + std::string(comp.name) + " calls itself");
   }
+  if (auto it = functions_.find(&comp); it != functions_.end()) return it->second;
   std::string name(comp.name);
   for (int suffix = 1; module_->Lookup(name) != nullptr; ++suffix) {
     name = std::string(comp.name) + "." + std::to_string(suffix);
@@ -316,7 +355,7 @@ StatusOr<std::string> HloLowering::FunctionFor(const HloInstruction& at,
 Status HloLowering::LowerModule() {
   module_->set_name(std::string(ast_.name));
   for (const HloAttr& a : ast_.attrs) {
-    std::string_view key = a.key == "replica_count"  ? "mhlo.num_replicas"
+    std::string_view key = a.key == "replica_count"    ? "mhlo.num_replicas"
                            : a.key == "num_partitions" ? "mhlo.num_partitions"
                                                        : "";
     if (key.empty()) continue;

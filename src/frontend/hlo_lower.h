@@ -29,9 +29,9 @@ namespace tpusim::frontend {
 // elements for as long as possible and is built (stablehlo.tuple) only where
 // a whole tuple value is needed.
 struct HloValue {
-  ir::Type type;                   // the instruction's HLO shape
-  ir::Value whole;                 // one IR value holding all of it, or
-  std::vector<ir::Value> elements; // the elements of a tuple-shaped value
+  ir::Type type;                    // the instruction's HLO shape
+  ir::Value whole;                  // one IR value holding all of it, or
+  std::vector<ir::Value> elements;  // the elements of a tuple-shaped value
   static HloValue Whole(ir::Value v) { return {v.type(), v, {}}; }
 };
 
@@ -115,6 +115,7 @@ class HloLowering {
   Status LowerInstruction(const HloInstruction& inst, Body& body, int index);
   StatusOr<std::vector<int>> Order(const HloComputation& comp, Body& body);
   StatusOr<ir::Function*> LowerFunction(const HloComputation& comp, std::string name);
+  Status KeepShardings(const HloComputation& comp, ir::Function* f) const;
 
   const HloSource& src_;
   const HloModuleAst& ast_;
@@ -123,6 +124,8 @@ class HloLowering {
   ir::Block* block_ = nullptr;  // the insertion point
   Body* body_ = nullptr;        // the computation being lowered
   int depth_ = 0;
+  int64_t lowered_ = 0;  // instructions lowered, region copies included
+  int64_t budget_ = 0;   // bound on lowered_
   std::set<const HloComputation*> in_progress_;
   std::unordered_map<const HloComputation*, std::string> functions_;
 };
@@ -135,12 +138,11 @@ StatusOr<std::vector<int64_t>> AttrInts(const HloLowering& l, const HloInstructi
                                         std::string_view key);
 StatusOr<std::vector<int64_t>> AttrIntsOr(const HloLowering& l, const HloInstruction& inst,
                                           std::string_view key, std::vector<int64_t> fallback);
-StatusOr<int64_t> AttrInt(const HloLowering& l, const HloInstruction& inst,
-                          std::string_view key);
-StatusOr<int64_t> AttrIntOr(const HloLowering& l, const HloInstruction& inst,
-                            std::string_view key, int64_t fallback);
-StatusOr<bool> AttrBoolOr(const HloLowering& l, const HloInstruction& inst,
-                          std::string_view key, bool fallback);
+StatusOr<int64_t> AttrInt(const HloLowering& l, const HloInstruction& inst, std::string_view key);
+StatusOr<int64_t> AttrIntOr(const HloLowering& l, const HloInstruction& inst, std::string_view key,
+                            int64_t fallback);
+StatusOr<bool> AttrBoolOr(const HloLowering& l, const HloInstruction& inst, std::string_view key,
+                          bool fallback);
 // A bare word (`direction=LT`); empty when absent.
 std::string_view AttrWord(const HloInstruction& inst, std::string_view key);
 // A quoted string, unescaped; empty when absent.
@@ -158,8 +160,7 @@ struct HloWindow {
   std::vector<int64_t> size, stride, pad_low, pad_high, lhs_dilate, rhs_dilate;
   std::vector<int64_t> reversal;  // 0/1 per dimension
 };
-StatusOr<HloWindow> AttrWindow(const HloLowering& l, const HloInstruction& inst,
-                               int64_t rank);
+StatusOr<HloWindow> AttrWindow(const HloLowering& l, const HloInstruction& inst, int64_t rank);
 
 // `operand_precision={high,default}` as the precision_config attribute
 // (DEFAULT for both when absent).

@@ -96,12 +96,12 @@ StatusOr<ConvLabels> ReadLabels(const L& l, std::string_view text, size_t offset
       out.batch = d;
     } else if (c == feature && out.feature < 0) {
       out.feature = d;
-    } else if (c >= '0' && c <= '9' && spatial[c - '0'] < 0) {
+    } else if (c >= '0' && c <= '9' && static_cast<size_t>(c - '0') < spatial.size() &&
+               spatial[c - '0'] < 0) {
       spatial[c - '0'] = d;
       ++count;
     } else {
-      return l.source().ErrorAt(offset + i, "unexpected '" + std::string(1, c) +
-                                                "' in dim_labels");
+      return l.source().ErrorAt(offset + i, "unexpected '" + std::string(1, c) + "' in dim_labels");
     }
   }
   spatial.resize(count);
@@ -135,17 +135,16 @@ StatusOr<Attribute> ConvDimensionNumbers(L& l, const HloInstruction& inst, size_
     return l.source().ErrorAt(base, "dim_labels disagree on the number of spatial dimensions");
   }
   *spatial = in.spatial.size();
-  return Attribute::Struct(
-      "stablehlo.conv",
-      {{"input_batch_dimension", Attribute::Int(in.batch)},
-       {"input_feature_dimension", Attribute::Int(in.feature)},
-       {"input_spatial_dimensions", IntList(in.spatial)},
-       {"kernel_input_feature_dimension", Attribute::Int(k.feature)},
-       {"kernel_output_feature_dimension", Attribute::Int(k.batch)},
-       {"kernel_spatial_dimensions", IntList(k.spatial)},
-       {"output_batch_dimension", Attribute::Int(out.batch)},
-       {"output_feature_dimension", Attribute::Int(out.feature)},
-       {"output_spatial_dimensions", IntList(out.spatial)}});
+  return Attribute::Struct("stablehlo.conv",
+                           {{"input_batch_dimension", Attribute::Int(in.batch)},
+                            {"input_feature_dimension", Attribute::Int(in.feature)},
+                            {"input_spatial_dimensions", IntList(in.spatial)},
+                            {"kernel_input_feature_dimension", Attribute::Int(k.feature)},
+                            {"kernel_output_feature_dimension", Attribute::Int(k.batch)},
+                            {"kernel_spatial_dimensions", IntList(k.spatial)},
+                            {"output_batch_dimension", Attribute::Int(out.batch)},
+                            {"output_feature_dimension", Attribute::Int(out.feature)},
+                            {"output_spatial_dimensions", IntList(out.spatial)}});
 }
 
 StatusOr<HloValue> Convolution(L& l, const HloInstruction& inst) {
@@ -189,9 +188,8 @@ StatusOr<HloValue> ReduceWindow(L& l, const HloInstruction& inst) {
   ir::Value x = l.Operand(inst, 0);
   if (!x.type().is_tensor()) return l.Error(inst, "reduce-window of a non-array");
   TPUSIM_ASSIGN_OR_RETURN(HloWindow w, AttrWindow(l, inst, x.type().rank()));
-  TPUSIM_ASSIGN_OR_RETURN(
-      ir::Operation * op,
-      WithBody(l, inst, "stablehlo.reduce_window", l.AllOperands(inst), "to_apply"));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Operation * op, WithBody(l, inst, "stablehlo.reduce_window",
+                                                       l.AllOperands(inst), "to_apply"));
   ir::AttributeMap& a = op->attrs();
   a.Set("window_dimensions", I64Array(w.size));
   a.Set("window_strides", I64Array(w.stride));
@@ -237,8 +235,8 @@ StatusOr<HloValue> Scatter(L& l, const HloInstruction& inst) {
   fields.emplace_back("index_vector_dim", Attribute::Int(ivd));
   TPUSIM_ASSIGN_OR_RETURN(bool sorted, AttrBoolOr(l, inst, "indices_are_sorted", false));
   TPUSIM_ASSIGN_OR_RETURN(bool unique, AttrBoolOr(l, inst, "unique_indices", false));
-  TPUSIM_ASSIGN_OR_RETURN(
-      ir::Operation * op, WithBody(l, inst, "stablehlo.scatter", l.AllOperands(inst), "to_apply"));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Operation * op,
+                          WithBody(l, inst, "stablehlo.scatter", l.AllOperands(inst), "to_apply"));
   op->attrs().Set("scatter_dimension_numbers",
                   Attribute::Struct("stablehlo.scatter", std::move(fields)));
   op->attrs().Set("indices_are_sorted", Attribute::Bool(sorted));
@@ -274,8 +272,8 @@ StatusOr<HloValue> Map(L& l, const HloInstruction& inst) {
 StatusOr<HloValue> RngBitGenerator(L& l, const HloInstruction& inst) {
   TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
   std::string_view algorithm = AttrWord(inst, "algorithm");
-  std::string name = algorithm == "rng_three_fry" ? "THREE_FRY"
-                     : algorithm == "rng_philox"  ? "PHILOX"
+  std::string name = algorithm == "rng_three_fry"                      ? "THREE_FRY"
+                     : algorithm == "rng_philox"                       ? "PHILOX"
                      : algorithm == "rng_default" || algorithm.empty() ? "DEFAULT"
                                                                        : "";
   if (name.empty()) {
@@ -284,8 +282,8 @@ StatusOr<HloValue> RngBitGenerator(L& l, const HloInstruction& inst) {
   if (!inst.type.is_tuple() || inst.type.tuple_elements().size() != 2) {
     return l.Error(inst, "rng-bit-generator has the shape (state, bits)");
   }
-  ir::Operation* op = l.Emit(inst, "stablehlo.rng_bit_generator", l.AllOperands(inst),
-                             L::ResultTypes(inst, true));
+  ir::Operation* op =
+      l.Emit(inst, "stablehlo.rng_bit_generator", l.AllOperands(inst), L::ResultTypes(inst, true));
   op->attrs().Set("rng_algorithm", Attribute::Enum("stablehlo.rng_algorithm", name));
   return l.ResultOf(inst, op);
 }
@@ -305,8 +303,7 @@ StatusOr<HloValue> TriangularSolve(L& l, const HloInstruction& inst) {
   if (transpose != "NO_TRANSPOSE" && transpose != "TRANSPOSE" && transpose != "ADJOINT") {
     return l.Error(inst, "transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT");
   }
-  ir::Operation* op =
-      l.Emit(inst, "stablehlo.triangular_solve", l.AllOperands(inst), {inst.type});
+  ir::Operation* op = l.Emit(inst, "stablehlo.triangular_solve", l.AllOperands(inst), {inst.type});
   for (std::string_view key : {"left_side", "lower", "unit_diagonal"}) {
     TPUSIM_ASSIGN_OR_RETURN(bool b, AttrBoolOr(l, inst, key, false));
     op->attrs().Set(std::string(key), Attribute::Bool(b));
@@ -328,6 +325,20 @@ StatusOr<HloValue> Fft(L& l, const HloInstruction& inst) {
   return HloValue::Whole(op->result(0));
 }
 
+// topk(x), k=2, largest=true: chlo.top_k, which takes the largest only.
+StatusOr<HloValue> TopK(L& l, const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
+  TPUSIM_ASSIGN_OR_RETURN(int64_t k, AttrInt(l, inst, "k"));
+  TPUSIM_ASSIGN_OR_RETURN(bool largest, AttrBoolOr(l, inst, "largest", true));
+  if (!largest) return l.Unsupported(inst, "topk with largest=false is not supported");
+  if (!inst.type.is_tuple() || inst.type.tuple_elements().size() != 2) {
+    return l.Error(inst, "topk has the shape (values, indices)");
+  }
+  ir::Operation* op = l.Emit(inst, "chlo.top_k", l.AllOperands(inst), L::ResultTypes(inst, true));
+  op->attrs().Set("k", I64(k));
+  return l.ResultOf(inst, op);
+}
+
 }  // namespace
 
 void AddComputeLowerings(LowerTable& t) {
@@ -343,6 +354,7 @@ void AddComputeLowerings(LowerTable& t) {
   t.emplace("cholesky", Cholesky);
   t.emplace("triangular-solve", TriangularSolve);
   t.emplace("fft", Fft);
+  t.emplace("topk", TopK);
 }
 
 }  // namespace tpusim::frontend

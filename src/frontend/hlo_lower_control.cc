@@ -70,14 +70,14 @@ StatusOr<HloValue> Conditional(L& l, const HloInstruction& inst) {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<const HloComputation*> branches, Branches(l, inst));
   TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1 + static_cast<int>(branches.size())));
   bool is_if = inst.Attr("true_computation") != nullptr;
-  ir::Operation* op = l.Emit(inst, is_if ? "stablehlo.if" : "stablehlo.case",
-                             {l.Operand(inst, 0)}, L::ResultTypes(inst, true));
+  ir::Operation* op = l.Emit(inst, is_if ? "stablehlo.if" : "stablehlo.case", {l.Operand(inst, 0)},
+                             L::ResultTypes(inst, true));
   for (size_t b = 0; b < branches.size(); ++b) {
     // StableHLO branches take no arguments: each captures its operand.
     HloValue operand = l.OperandValue(inst, static_cast<int>(b) + 1);
     auto bind = [operand](const std::vector<ir::Value>&) { return std::vector<HloValue>{operand}; };
-    TPUSIM_RETURN_IF_ERROR(l.LowerRegion(inst, *branches[b], &op->AddRegion(), {}, bind,
-                                         inst.type.is_tuple()));
+    TPUSIM_RETURN_IF_ERROR(
+        l.LowerRegion(inst, *branches[b], &op->AddRegion(), {}, bind, inst.type.is_tuple()));
   }
   return l.ResultOf(inst, op);
 }
@@ -103,19 +103,23 @@ StatusOr<HloValue> Fusion(L& l, const HloInstruction& inst) {
   ir::Operation* op = l.Emit(inst, "tpusim.fusion", operands, L::ResultTypes(inst, true));
   op->attrs().Set("kind", Attribute::String(std::string(kind)));
   op->attrs().Set("name", Attribute::String(std::string(inst.name)));
-  TPUSIM_RETURN_IF_ERROR(l.LowerRegionWithArgs(inst, *comp, &op->AddRegion(),
-                                               ir::TypesOf(operands), true));
+  TPUSIM_RETURN_IF_ERROR(
+      l.LowerRegionWithArgs(inst, *comp, &op->AddRegion(), ir::TypesOf(operands), true));
   return l.ResultOf(inst, op);
 }
 
 StatusOr<HloValue> CustomCall(L& l, const HloInstruction& inst) {
   TPUSIM_ASSIGN_OR_RETURN(std::string target, AttrString(l, inst, "custom_call_target"));
   if (target.empty()) return l.Error(inst, "custom-call needs custom_call_target");
-  ir::Operation* op = l.Emit(inst, "stablehlo.custom_call", l.AllOperands(inst),
-                             L::ResultTypes(inst, true));
+  ir::Operation* op =
+      l.Emit(inst, "stablehlo.custom_call", l.AllOperands(inst), L::ResultTypes(inst, true));
   op->attrs().Set("call_target_name", Attribute::String(target));
   TPUSIM_ASSIGN_OR_RETURN(bool effects, AttrBoolOr(l, inst, "custom_call_has_side_effect", false));
   if (effects) op->attrs().Set("has_side_effect", Attribute::Bool(true));
+  // JAX's sharding annotations are custom calls (target "Sharding").
+  if (std::string_view s = AttrWord(inst, "sharding"); !s.empty()) {
+    op->attrs().Set("mhlo.sharding", Attribute::String(std::string(s)));
+  }
   if (std::string_view config = AttrWord(inst, "backend_config"); config.starts_with("\"")) {
     TPUSIM_ASSIGN_OR_RETURN(std::string text, AttrString(l, inst, "backend_config"));
     op->attrs().Set("backend_config", Attribute::String(std::move(text)));
@@ -126,8 +130,8 @@ StatusOr<HloValue> CustomCall(L& l, const HloInstruction& inst) {
 StatusOr<HloValue> OptimizationBarrier(L& l, const HloInstruction& inst) {
   TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
   Split state = SplitState(l, inst, l.OperandValue(inst, 0));
-  ir::Operation* op = l.Emit(inst, "stablehlo.optimization_barrier", state.values,
-                             ir::TypesOf(state.values));
+  ir::Operation* op =
+      l.Emit(inst, "stablehlo.optimization_barrier", state.values, ir::TypesOf(state.values));
   return Rejoin(inst.type, op->results(), state.is_tuple);
 }
 

@@ -19,8 +19,8 @@ HloValue Single(L& l, const HloInstruction& inst, std::string_view name,
 
 Status ExpectArray(const L& l, const HloInstruction& inst) {
   if (inst.type.is_tensor()) return Status::Ok();
-  return l.Error(inst, std::string(inst.opcode) + " must have an array shape, not " +
-                           inst.type.ToString());
+  return l.Error(
+      inst, std::string(inst.opcode) + " must have an array shape, not " + inst.type.ToString());
 }
 
 StatusOr<HloValue> Constant(L& l, const HloInstruction& inst) {
@@ -52,19 +52,14 @@ StatusOr<HloValue> GetTupleElement(L& l, const HloInstruction& inst) {
   if (!tuple.type.is_tuple()) return l.Error(inst, "get-tuple-element of a non-tuple");
   const std::vector<ir::Type>& types = tuple.type.tuple_elements();
   if (index < 0 || index >= static_cast<int64_t>(types.size())) {
-    return l.Error(inst, "index " + std::to_string(index) + " is out of range for " +
-                             tuple.type.ToString());
+    return l.Error(
+        inst, "index " + std::to_string(index) + " is out of range for " + tuple.type.ToString());
   }
   if (types[index] != inst.type) {
     return l.Error(inst, "shape " + inst.type.ToString() + " does not match element " +
                              std::to_string(index) + " of " + tuple.type.ToString());
   }
-  if (!tuple.whole) {
-    ir::Value e = tuple.elements[index];
-    // Split elements carry their producer's layout; XLA's instruction may
-    // state another one only for a bitcast-like view, which it does not do.
-    return HloValue::Whole(e);
-  }
+  if (!tuple.whole) return HloValue::Whole(tuple.elements[index]);
   ir::Operation* op = l.Emit(inst, "stablehlo.get_tuple_element", {tuple.whole}, {inst.type});
   op->attrs().Set("index", Attribute::Int(index, ir::ElementType::kSI32));
   return HloValue::Whole(op->result(0));
@@ -90,23 +85,59 @@ StatusOr<HloValue> Transpose(L& l, const HloInstruction& inst) {
                 {{"permutation", I64Array(perm)}});
 }
 
-// A bitcast reinterprets the buffer in the new shape and layout. When the
-// element type and the count agree and both layouts are row-major in the
-// logical order, that is a reshape; other bitcasts move data in ways only a
-// layout-aware transpose expresses, which is left unsupported.
+// The dimensions of `t` from major to minor: its physical order.
+std::vector<int64_t> MajorToMinor(const ir::Type& t) {
+  std::vector<int64_t> m2m = t.MinorToMajor();
+  return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
+}
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// A transpose of `x` by `perm`, or x itself for the identity.
+ir::Value Permute(L& l, const HloInstruction& inst, ir::Value x, const std::vector<int64_t>& perm,
+                  const ir::Type& result) {
+  if (IsIdentity(perm)) return x;
+  ir::Operation* op = l.Emit(inst, "stablehlo.transpose", {x}, {result});
+  op->attrs().Set("permutation", I64Array(perm));
+  return op->result(0);
+}
+
+// A bitcast reads the operand's buffer as the result's shape and layout.
+// In logical terms: the operand in its physical (major-to-minor) order,
+// reshaped to the result's physical shape, put back in the result's logical
+// order. Transposes that follow the layouts move no data on the device.
+// Bitcasts that change the element type are bitcast-convert's business.
 StatusOr<HloValue> Bitcast(L& l, const HloInstruction& inst) {
   TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
   TPUSIM_RETURN_IF_ERROR(ExpectArray(l, inst));
   ir::Value x = l.Operand(inst, 0);
   const ir::Type& from = x.type();
-  bool plain = from.is_tensor() && from.element() == inst.type.element() &&
-               from.num_elements() == inst.type.num_elements() && from.layout().empty() &&
-               inst.type.layout().empty();
-  if (!plain) {
-    return l.Unsupported(inst, "bitcast from " + from.ToString() + " to " +
-                                   inst.type.ToString() + " is not a plain reshape");
+  if (!from.is_tensor() || from.element() != inst.type.element() ||
+      from.num_elements() != inst.type.num_elements()) {
+    return l.Unsupported(inst, "bitcast from " + from.ToString() + " to " + inst.type.ToString() +
+                                   " changes the element type or count");
   }
-  return Single(l, inst, "stablehlo.reshape", {x}, {});
+  std::vector<int64_t> to_physical = MajorToMinor(from);
+  std::vector<int64_t> result_order = MajorToMinor(inst.type);
+  ir::Shape physical, result_physical;
+  for (int64_t d : to_physical) physical.push_back(from.dim(d));
+  for (int64_t d : result_order) result_physical.push_back(inst.type.dim(d));
+  ir::Value v = Permute(l, inst, x, to_physical, ir::Type::Tensor(from.element(), physical));
+  if (IsIdentity(result_order)) {
+    return HloValue::Whole(l.Emit(inst, "stablehlo.reshape", {v}, {inst.type})->result(0));
+  }
+  if (physical != result_physical) {
+    v = l.Emit(inst, "stablehlo.reshape", {v}, {ir::Type::Tensor(from.element(), result_physical)})
+            ->result(0);
+  }
+  std::vector<int64_t> back(result_order.size());
+  for (size_t i = 0; i < result_order.size(); ++i) back[result_order[i]] = static_cast<int64_t>(i);
+  return HloValue::Whole(Permute(l, inst, v, back, inst.type));
 }
 
 // `slice={[0:2], [1:4:2]}`.
@@ -124,7 +155,9 @@ StatusOr<HloValue> Slice(L& l, const HloInstruction& inst) {
     TPUSIM_RETURN_IF_ERROR(c.Expect(':', "':'"));
     TPUSIM_ASSIGN_OR_RETURN(int64_t e, c.ReadInt());
     int64_t st = 1;
-    if (c.Consume(':')) TPUSIM_ASSIGN_OR_RETURN(st, c.ReadInt());
+    if (c.Consume(':')) {
+      TPUSIM_ASSIGN_OR_RETURN(st, c.ReadInt());
+    }
     TPUSIM_RETURN_IF_ERROR(c.Expect(']', "']'"));
     start.push_back(s);
     limit.push_back(e);

@@ -6,8 +6,7 @@
 
 namespace tpusim::frontend {
 
-StatusOr<std::unique_ptr<ir::Module>> ParseHlo(std::string_view text,
-                                               const std::string& filename) {
+StatusOr<std::unique_ptr<ir::Module>> ParseHlo(std::string_view text, const std::string& filename) {
   HloSource source(text, filename);
   TPUSIM_ASSIGN_OR_RETURN(HloModuleAst ast, ParseHloText(source));
   auto module = std::make_unique<ir::Module>();

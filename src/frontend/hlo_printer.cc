@@ -2,17 +2,24 @@
 // computations (callees first, the entry last), every instruction gets a
 // module-unique `opcode.N` name, and where StableHLO passes lists HLO passes
 // one tuple: several results come back through get-tuple-element, while
-// loops carry their state as a tuple, and conditional branches receive the
-// values they use from outside as their one parameter.
+// loops carry their state (and the values their regions read from outside)
+// as a tuple, and each conditional branch receives a tuple of the values it
+// uses from outside (empty if none) as its one parameter.
 //
-// Every name is derived from the IR's structure, never from source names,
-// so a module printed, parsed back and printed again reads the same.
+// Every name is derived from the IR's structure, never from source names
+// (a fusion keeps the name the compiler gave it), so a module printed,
+// parsed back and printed again reads the same.
+#include "tpusim/frontend/hlo_printer.h"
+
+#include <cctype>
+#include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "frontend/hlo_printer_internal.h"
-#include "tpusim/frontend/hlo_printer.h"
 #include "tpusim/ir/rewrite.h"
 
 namespace tpusim::frontend {
@@ -31,8 +38,7 @@ struct Computation {
   std::unordered_map<const ir::ValueImpl*, Def> defs;
 };
 
-// A computation parameter: either one IR value (possibly none: a branch
-// that needs nothing still takes the selector), or a tuple whose elements
+// A computation parameter: either one IR value, or a tuple whose elements
 // are IR values reached through get-tuple-element.
 struct Param {
   ir::Type type;
@@ -80,7 +86,8 @@ std::vector<ir::Value> Captures(const std::vector<const ir::Region*>& regions) {
 std::string Sanitize(const std::string& s) {
   std::string r;
   for (char c : s) {
-    r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') ? c : '_';
+    r +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') ? c : '_';
   }
   if (r.empty() || !(std::isalpha(static_cast<unsigned char>(r[0])) || r[0] == '_')) r = "_" + r;
   return r;
@@ -98,8 +105,12 @@ class Printer {
   StatusOr<std::string> Print() {
     TPUSIM_ASSIGN_OR_RETURN(const ir::Function* entry, FindEntry());
     entry_ = entry;
+    // The entry is `main` whatever its IR name, as ParseHlo names it.
+    function_names_[entry->name()] = Unique(computation_names_, "main");
     for (const auto& f : module_.functions()) {
-      function_names_[f->name()] = Unique(computation_names_, Sanitize(f->name()));
+      if (f.get() != entry) {
+        function_names_[f->name()] = Unique(computation_names_, Sanitize(f->name()));
+      }
     }
     for (const auto& f : module_.functions()) {
       if (f.get() != entry) TPUSIM_RETURN_IF_ERROR(EmitFunction(*f));
@@ -131,7 +142,8 @@ class Printer {
     std::string name = module_.name().empty() ? "main" : Sanitize(module_.name());
     std::string layout = "(";
     for (size_t i = 0; i < entry.type().inputs.size(); ++i) {
-      layout += (i ? ", " : "") + ShapeString(entry.type().inputs[i]);
+      layout += i ? ", " : "";
+      layout += ShapeString(entry.type().inputs[i]);
     }
     const std::vector<ir::Type>& results = entry.type().results;
     layout += ")->" + ShapeString(results.size() == 1 ? results[0] : ir::Type::Tuple(results));
@@ -174,7 +186,8 @@ class Printer {
           callees.push_back(a.str());
         }
       }
-      if (ir::Attribute a = op.attr("called_computations"); a.kind() == ir::Attribute::Kind::kArray) {
+      if (ir::Attribute a = op.attr("called_computations");
+          a.kind() == ir::Attribute::Kind::kArray) {
         for (const ir::Attribute& c : a.array()) {
           if (c.kind() == ir::Attribute::Kind::kSymbolRef) callees.push_back(c.str());
         }
@@ -192,7 +205,8 @@ class Printer {
       return Status(StatusCode::kUnimplemented, "@" + f.name() + " has several blocks");
     }
     std::vector<Param> params;
-    for (ir::Value arg : f.entry().arguments()) params.push_back({.type = arg.type(), .direct = arg});
+    for (ir::Value arg : f.entry().arguments())
+      params.push_back({.type = arg.type(), .direct = arg});
     TPUSIM_RETURN_IF_ERROR(PrintComputation(ComputationName(f.name()), params, f.entry(),
                                             RootForm::kSingleOrTuple, {}, &f == entry_, "Arg_"));
     emitting_.erase(&f);
@@ -211,7 +225,8 @@ class Printer {
     for (size_t i = 0; i < params.size(); ++i) {
       const Param& p = params[i];
       const std::string pname = NewName(std::string(param_prefix) + std::to_string(i));
-      signature += (i ? ", " : "") + pname + ": " + ShapeString(p.type, false);
+      signature += i ? ", " : "";
+      signature += pname + ": " + ShapeString(p.type, false);
       const int line = Emit(c, pname, p.type, "parameter(" + std::to_string(i) + ")", {});
       if (p.direct) c.defs[p.direct.impl()] = {pname, line};
       for (size_t j = 0; j < p.unpacked.size(); ++j) {
@@ -232,17 +247,20 @@ class Printer {
     int root_line = 0;
     ir::Type root_type;
     if (form == RootForm::kSingleOrTuple && roots.size() == 1) {
-      TPUSIM_ASSIGN_OR_RETURN(std::string ignored, Ref(c, roots[0], *terminator));
-      root_line = c.defs.at(roots[0].impl()).line;
+      auto it = c.defs.find(roots[0].impl());
+      if (it == c.defs.end()) return Ref(c, roots[0], *terminator).status();
+      root_line = it->second.line;
       root_type = roots[0].type();
     } else {
-      TPUSIM_ASSIGN_OR_RETURN(root_line, EmitTuple(c, roots, *terminator));
+      TPUSIM_ASSIGN_OR_RETURN(Computation::Def tuple, EmitTuple(c, roots, *terminator));
+      root_line = tuple.line;
       root_type = TupleOf(roots);
     }
-    std::string text = (is_entry ? "ENTRY %" : "%") + name + " (" + signature + ") -> " +
-                       ShapeString(root_type, false) + " {\n";
+    std::string text = is_entry ? "ENTRY %" : "%";
+    text += name + " (" + signature + ") -> " + ShapeString(root_type, false) + " {\n";
     for (size_t i = 0; i < c.lines.size(); ++i) {
-      text += (static_cast<int>(i) == root_line ? "  ROOT " : "  ") + c.lines[i] + "\n";
+      text += static_cast<int>(i) == root_line ? "  ROOT " : "  ";
+      text += c.lines[i] + "\n";
     }
     computations_.push_back(text + "}");
     return Status::Ok();
@@ -273,14 +291,15 @@ class Printer {
     std::string s;
     for (size_t i = 0; i < values.size(); ++i) {
       TPUSIM_ASSIGN_OR_RETURN(std::string r, Ref(c, values[i], user));
-      s += (i ? ", " : "") + r;
+      s += i ? ", " : "";
+      s += r;
     }
     return s;
   }
 
   // Element `index` of the tuple `%tuple` of type `tuple_type`.
-  Computation::Def EmitElement(Computation& c, const std::string& tuple,
-                               const ir::Type& tuple_type, int index) {
+  Computation::Def EmitElement(Computation& c, const std::string& tuple, const ir::Type& tuple_type,
+                               int index) {
     const std::string name = NewName("get-tuple-element");
     const int line = Emit(c, name, tuple_type.tuple_elements()[index],
                           "get-tuple-element(" + ShapeString(tuple_type) + " %" + tuple + ")",
@@ -288,10 +307,11 @@ class Printer {
     return {name, line};
   }
 
-  StatusOr<int> EmitTuple(Computation& c, const std::vector<ir::Value>& values,
-                          const ir::Operation& user) {
+  StatusOr<Computation::Def> EmitTuple(Computation& c, const std::vector<ir::Value>& values,
+                                       const ir::Operation& user) {
     TPUSIM_ASSIGN_OR_RETURN(std::string args, Args(c, values, user));
-    return Emit(c, NewName("tuple"), TupleOf(values), "tuple(" + args + ")", {});
+    const std::string name = NewName("tuple");
+    return Computation::Def{name, Emit(c, name, TupleOf(values), "tuple(" + args + ")", {})};
   }
 
   // The one HLO operand standing for `values`: a tuple-typed value alone is
@@ -307,10 +327,9 @@ class Printer {
       TPUSIM_ASSIGN_OR_RETURN(std::string ref, Ref(c, values[0], user));
       return Packed{ref, values[0].type(), true};
     }
-    TPUSIM_ASSIGN_OR_RETURN(int line, EmitTuple(c, values, user));
+    TPUSIM_ASSIGN_OR_RETURN(Computation::Def tuple, EmitTuple(c, values, user));
     const ir::Type type = TupleOf(values);
-    return Packed{ShapeString(type) + " " + c.lines[line].substr(0, c.lines[line].find(' ')),
-                  type, false};
+    return Packed{ShapeString(type) + " %" + tuple.name, type, false};
   }
 
   // The parameter matching Pack(values): `args` are the region's own
@@ -328,20 +347,24 @@ class Printer {
       Bind(c, op.result(0), {name, line});
       return;
     }
-    for (int i = 0; i < op.num_results(); ++i) Bind(c, op.result(i), EmitElement(c, name, shape, i));
+    for (int i = 0; i < op.num_results(); ++i)
+      Bind(c, op.result(i), EmitElement(c, name, shape, i));
   }
 
   static ir::Type ResultShape(const ir::Operation& op) {
     return op.num_results() == 1 ? op.result(0).type() : TupleOf(op.results());
   }
 
+  // Ops other than the control flow HLO restructures: the instruction
+  // DescribeOp spells, after the computations of its regions.
   Status PrintOp(Computation& c, const ir::Operation& op) {
     const std::string& n = op.name_str();
     if (n == "stablehlo.while") return PrintWhile(c, op);
     if (n == "stablehlo.if" || n == "stablehlo.case") return PrintConditional(c, op);
     if (n == "stablehlo.optimization_barrier") return PrintBarrier(c, op);
-    TPUSIM_ASSIGN_OR_RETURN(std::optional<hlo::HloForm> form,
-                            hlo::DescribeOp(op, [this](std::string_view f) { return ComputationName(f); }));
+    TPUSIM_ASSIGN_OR_RETURN(
+        std::optional<hlo::HloForm> form,
+        hlo::DescribeOp(op, [this](std::string_view f) { return ComputationName(f); }));
     if (!form) return NoHloForm(op, "has no HLO form");
     if (static_cast<int>(form->region_keys.size()) != op.num_regions()) {
       return NoHloForm(op, "has regions HLO has no place for");
@@ -365,14 +388,17 @@ class Printer {
   }
 
   // A fusion keeps the name the compiler gave it when that is a free HLO
-  // name, so dumps and reports agree.
+  // name, so dumps and reports agree. It takes a number either way, so that
+  // the names after it do not depend on whether it had one.
   std::string FusionName(const ir::Operation& op) {
+    const std::string numbered = NewName("fusion");
     ir::Attribute a = op.attr("name");
-    if (a.kind() == ir::Attribute::Kind::kString && !a.str().empty() &&
-        Sanitize(a.str()) == a.str() && instruction_names_.insert(a.str()).second) {
+    if (a.kind() == ir::Attribute::Kind::kString && Sanitize(a.str()) == a.str() &&
+        instruction_names_.insert(a.str()).second) {
+      instruction_names_.erase(numbered);
       return a.str();
     }
-    return NewName("fusion");
+    return numbered;
   }
 
   // fusion.3 -> fused_computation.3, as XLA pairs them.
@@ -405,8 +431,7 @@ class Printer {
   // while(state) -> while(tuple(state, captures)), condition and body taking
   // that tuple; the body passes the captures through unchanged.
   Status PrintWhile(Computation& c, const ir::Operation& op) {
-    if (op.num_regions() != 2 || op.region(0).num_blocks() != 1 ||
-        op.region(1).num_blocks() != 1 ||
+    if (op.num_regions() != 2 || op.region(0).num_blocks() != 1 || op.region(1).num_blocks() != 1 ||
         op.region(0).front().num_arguments() != op.num_operands() ||
         op.region(1).front().num_arguments() != op.num_operands()) {
       return NoHloForm(op, "has malformed regions");
@@ -422,26 +447,29 @@ class Printer {
       args.insert(args.end(), captures.begin(), captures.end());
       names[r] = NewRegionName();
       const bool body = r == 1;
-      TPUSIM_RETURN_IF_ERROR(PrintComputation(
-          names[r], {PackedParam(packed, args)}, block,
-          body && !packed.direct ? RootForm::kTuple : RootForm::kSingleOrTuple,
-          body ? captures : std::vector<ir::Value>{}, false, "Arg_"));
+      TPUSIM_RETURN_IF_ERROR(
+          PrintComputation(names[r], {PackedParam(packed, args)}, block,
+                           body && !packed.direct ? RootForm::kTuple : RootForm::kSingleOrTuple,
+                           body ? captures : std::vector<ir::Value>{}, false, "Arg_"));
     }
     const std::string name = NewName("while");
     const int line = Emit(c, name, packed.type, "while(" + packed.operand + ")",
                           {"condition=%" + names[0], "body=%" + names[1]});
     if (packed.direct) {
       Bind(c, op.result(0), {name, line});
-    } else {
-      for (int i = 0; i < op.num_results(); ++i) {
-        Bind(c, op.result(i), EmitElement(c, name, packed.type, i));
-      }
+      return Status::Ok();
+    }
+    // Every carried element is read back, the captures' too, so that a
+    // parser that gives the loop one result per element prints the same.
+    for (size_t i = 0; i < carried.size(); ++i) {
+      Computation::Def element = EmitElement(c, name, packed.type, static_cast<int>(i));
+      if (static_cast<int>(i) < op.num_results()) Bind(c, op.result(static_cast<int>(i)), element);
     }
     return Status::Ok();
   }
 
   // if/case -> conditional: each branch takes the values it uses from
-  // outside as one operand; a branch that uses none takes the selector.
+  // outside as one operand (an empty tuple when it uses none).
   Status PrintConditional(Computation& c, const ir::Operation& op) {
     if (op.num_operands() != 1) return NoHloForm(op, "has other than one operand");
     const ir::Value selector = op.operand(0);
@@ -452,29 +480,25 @@ class Printer {
         return NoHloForm(op, "has malformed regions");
       }
       const std::vector<ir::Value> captures = Captures({&op.region(r)});
-      if (captures.empty()) {
-        TPUSIM_ASSIGN_OR_RETURN(std::string ref, Ref(c, selector, op));
-        args += ", " + ref;
-        params.push_back({.type = selector.type()});
-        continue;
-      }
       TPUSIM_ASSIGN_OR_RETURN(Packed packed, Pack(c, captures, op));
       args += ", " + packed.operand;
       params.push_back(PackedParam(packed, captures));
     }
     std::vector<std::string> branches;
     for (int r = 0; r < op.num_regions(); ++r) {
-      branches.push_back("%" + NewRegionName());
-      TPUSIM_RETURN_IF_ERROR(PrintComputation(branches.back().substr(1), {params[r]},
-                                              op.region(r).front(), RootForm::kSingleOrTuple, {},
-                                              false, "Arg_"));
+      branches.push_back(NewRegionName());
+      TPUSIM_RETURN_IF_ERROR(PrintComputation(branches.back(), {params[r]}, op.region(r).front(),
+                                              RootForm::kSingleOrTuple, {}, false, "Arg_"));
     }
     std::vector<std::string> attrs;
     if (op.name_str() == "stablehlo.if") {
-      attrs = {"true_computation=" + branches[0], "false_computation=" + branches[1]};
+      attrs = {"true_computation=%" + branches[0], "false_computation=%" + branches[1]};
     } else {
       std::string list;
-      for (const std::string& b : branches) list += (list.empty() ? "" : ", ") + b;
+      for (const std::string& b : branches) {
+        list += list.empty() ? "%" : ", %";
+        list += b;
+      }
       attrs = {"branch_computations={" + list + "}"};
     }
     const std::string name = NewName("conditional");

@@ -1,6 +1,7 @@
 // Pieces of the HLO printer shared by its files: XLA's spelling of shapes and
 // literals (hlo_printer_shapes.cc) and of each op's opcode and attributes
-// (hlo_printer_ops.cc). hlo_printer.cc walks the module and lays out
+// (hlo_printer_ops.cc; calls, custom calls and collectives in
+// hlo_printer_calls.cc). hlo_printer.cc walks the module and lays out
 // computations, names and the tuples HLO needs where StableHLO has lists.
 #ifndef TPUSIM_FRONTEND_HLO_PRINTER_INTERNAL_H_
 #define TPUSIM_FRONTEND_HLO_PRINTER_INTERNAL_H_
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tpusim/base/status.h"
@@ -18,7 +20,7 @@
 namespace tpusim::frontend::hlo {
 
 // XLA's element type name: "pred", "s32", "u8", "bf16", "f8e4m3fn", "c64".
-std::string_view ElementTypeName(ir::ElementType t);
+std::string_view HloTypeName(ir::ElementType t);
 
 // "f32[8,16]{1,0}", "f32[]", "(f32[2]{0}, s32[])", "token[]". Without the
 // layout as computation signatures print it: "f32[8,16]".
@@ -50,6 +52,26 @@ using ComputationNameFn = std::function<std::string(std::string_view function)>;
 // attributes (the message names the attribute).
 StatusOr<std::optional<HloForm>> DescribeOp(const ir::Operation& op,
                                             const ComputationNameFn& computation_name);
+
+// ---- for the op spellings (hlo_printer_ops.cc defines these) ----
+
+HloForm Form(std::string opcode, std::vector<std::string> attrs = {});
+// Attribute `key` of `op` read leniently: absent or of another kind gives
+// the empty list / `fallback` / false.
+std::vector<int64_t> GetInts(const ir::Operation& op, std::string_view key);
+int64_t GetInt(const ir::Operation& op, std::string_view key, int64_t fallback);
+bool GetFlag(const ir::Operation& op, std::string_view key);  // unit or true
+// Integer field `key` of a struct attribute.
+int64_t FieldInt(const ir::Attribute& s, std::string_view key, int64_t fallback);
+// A double-quoted string escaped as absl::CEscape does.
+std::string Quote(const std::string& s);
+// kUnimplemented: `what` of `op`, at its location, has no HLO spelling.
+Status Unsupported(const ir::Operation& op, const std::string& what);
+
+using Describer = StatusOr<HloForm> (*)(const ir::Operation&, const ComputationNameFn&);
+using DescriberTable = std::unordered_map<std::string_view, Describer>;
+// Adds the spellings of calls, custom calls and collectives.
+void AddCallForms(DescriberTable& table);
 
 }  // namespace tpusim::frontend::hlo
 

@@ -1,7 +1,6 @@
 // XLA's spelling of shapes and literals, as HloInstruction::ToString prints
 // them, so that printed modules read like XLA's own dumps.
 #include <cmath>
-#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,7 +46,11 @@ std::string ComplexString(ElementType part, const uint8_t* p) {
   T re, im;
   std::memcpy(&re, p, sizeof(T));
   std::memcpy(&im, p + sizeof(T), sizeof(T));
-  return "(" + FloatString(part, re) + ", " + FloatString(part, im) + ")";
+  std::string s = "(";
+  s += FloatString(part, re);
+  s += ", ";
+  s += FloatString(part, im);
+  return s + ")";
 }
 
 // One element; predicates inside arrays print as 0/1, as XLA does.
@@ -88,7 +91,8 @@ class ArrayPrinter {
     const size_t remaining = rank - depth;
     if (remaining == 1) {
       const bool wide = shape_[depth] > 1;
-      return brace == "{" ? "  {" + std::string(wide ? " " : "") : (wide ? " " : "") + brace;
+      const std::string space = wide ? " " : "";
+      return brace == "{" ? "  {" + space : space + brace;
     }
     if (brace == "{") {
       if (rank > 3 && !index.empty()) {
@@ -144,38 +148,68 @@ class ArrayPrinter {
 
 }  // namespace
 
-std::string_view ElementTypeName(ElementType t) {
+std::string_view HloTypeName(ElementType t) {
   switch (t) {
-    case ElementType::kI1: return "pred";
-    case ElementType::kSI2: return "s2";
-    case ElementType::kSI4: return "s4";
-    case ElementType::kSI8: return "s8";
-    case ElementType::kSI16: return "s16";
-    case ElementType::kSI32: return "s32";
-    case ElementType::kSI64: return "s64";
-    case ElementType::kUI2: return "u2";
-    case ElementType::kUI4: return "u4";
-    case ElementType::kUI8: return "u8";
-    case ElementType::kUI16: return "u16";
-    case ElementType::kUI32: return "u32";
-    case ElementType::kUI64: return "u64";
-    case ElementType::kF4E2M1FN: return "f4e2m1fn";
-    case ElementType::kF6E2M3FN: return "f6e2m3fn";
-    case ElementType::kF6E3M2FN: return "f6e3m2fn";
-    case ElementType::kF8E3M4: return "f8e3m4";
-    case ElementType::kF8E4M3: return "f8e4m3";
-    case ElementType::kF8E4M3FN: return "f8e4m3fn";
-    case ElementType::kF8E4M3FNUZ: return "f8e4m3fnuz";
-    case ElementType::kF8E4M3B11FNUZ: return "f8e4m3b11fnuz";
-    case ElementType::kF8E5M2: return "f8e5m2";
-    case ElementType::kF8E5M2FNUZ: return "f8e5m2fnuz";
-    case ElementType::kF8E8M0FNU: return "f8e8m0fnu";
-    case ElementType::kF16: return "f16";
-    case ElementType::kBF16: return "bf16";
-    case ElementType::kF32: return "f32";
-    case ElementType::kF64: return "f64";
-    case ElementType::kC64: return "c64";
-    case ElementType::kC128: return "c128";
+    case ElementType::kI1:
+      return "pred";
+    case ElementType::kSI2:
+      return "s2";
+    case ElementType::kSI4:
+      return "s4";
+    case ElementType::kSI8:
+      return "s8";
+    case ElementType::kSI16:
+      return "s16";
+    case ElementType::kSI32:
+      return "s32";
+    case ElementType::kSI64:
+      return "s64";
+    case ElementType::kUI2:
+      return "u2";
+    case ElementType::kUI4:
+      return "u4";
+    case ElementType::kUI8:
+      return "u8";
+    case ElementType::kUI16:
+      return "u16";
+    case ElementType::kUI32:
+      return "u32";
+    case ElementType::kUI64:
+      return "u64";
+    case ElementType::kF4E2M1FN:
+      return "f4e2m1fn";
+    case ElementType::kF6E2M3FN:
+      return "f6e2m3fn";
+    case ElementType::kF6E3M2FN:
+      return "f6e3m2fn";
+    case ElementType::kF8E3M4:
+      return "f8e3m4";
+    case ElementType::kF8E4M3:
+      return "f8e4m3";
+    case ElementType::kF8E4M3FN:
+      return "f8e4m3fn";
+    case ElementType::kF8E4M3FNUZ:
+      return "f8e4m3fnuz";
+    case ElementType::kF8E4M3B11FNUZ:
+      return "f8e4m3b11fnuz";
+    case ElementType::kF8E5M2:
+      return "f8e5m2";
+    case ElementType::kF8E5M2FNUZ:
+      return "f8e5m2fnuz";
+    case ElementType::kF8E8M0FNU:
+      return "f8e8m0fnu";
+    case ElementType::kF16:
+      return "f16";
+    case ElementType::kBF16:
+      return "bf16";
+    case ElementType::kF32:
+      return "f32";
+    case ElementType::kF64:
+      return "f64";
+    case ElementType::kC64:
+      return "c64";
+    case ElementType::kC128:
+      return "c128";
   }
   return "unknown";
 }
@@ -199,7 +233,7 @@ std::string ShapeString(const ir::Type& type, bool with_layout) {
     }
     return s + ")";
   }
-  std::string s(ElementTypeName(type.element()));
+  std::string s(HloTypeName(type.element()));
   s += "[";
   for (int64_t i = 0; i < type.rank(); ++i) {
     if (i) s += ",";
@@ -210,8 +244,6 @@ std::string ShapeString(const ir::Type& type, bool with_layout) {
   return s;
 }
 
-std::string LiteralString(const ir::Attribute& dense) {
-  return ArrayPrinter(dense).Print();
-}
+std::string LiteralString(const ir::Attribute& dense) { return ArrayPrinter(dense).Print(); }
 
 }  // namespace tpusim::frontend::hlo

@@ -16,9 +16,7 @@ const HloAttr* HloInstruction::Attr(std::string_view key) const {
 namespace {
 
 // Opcodes whose parenthesized text is a literal rather than operand names.
-bool TakesLiteral(std::string_view opcode) {
-  return opcode == "constant" || opcode == "parameter";
-}
+bool TakesLiteral(std::string_view opcode) { return opcode == "constant" || opcode == "parameter"; }
 
 class TextParser {
  public:
@@ -37,8 +35,8 @@ class TextParser {
       TPUSIM_RETURN_IF_ERROR(ReadComputation(&comp));
       int index = static_cast<int>(m.computations.size());
       if (!m.by_name.emplace(comp.name, index).second) {
-        return c_.ErrorAt(comp.offset, "computation %" + std::string(comp.name) +
-                                           " is defined twice");
+        return c_.ErrorAt(comp.offset,
+                          "computation %" + std::string(comp.name) + " is defined twice");
       }
       if (comp.is_entry) {
         if (m.entry >= 0) return c_.ErrorAt(comp.offset, "a second ENTRY computation");
@@ -89,8 +87,8 @@ class TextParser {
     }
     TPUSIM_RETURN_IF_ERROR(c_.Expect('{', "'{' opening computation %" + std::string(word)));
     while (!c_.Consume('}')) {
-      if (c_.AtEnd()) return c_.ErrorAt(start, "computation %" + std::string(word) +
-                                                   " is never closed");
+      if (c_.AtEnd())
+        return c_.ErrorAt(start, "computation %" + std::string(word) + " is never closed");
       HloInstruction inst;
       TPUSIM_RETURN_IF_ERROR(ReadInstruction(&inst));
       TPUSIM_RETURN_IF_ERROR(Add(comp, std::move(inst)));
@@ -112,8 +110,8 @@ class TextParser {
   Status Add(HloComputation* comp, HloInstruction inst) {
     int index = static_cast<int>(comp->instructions.size());
     if (!comp->by_name.emplace(inst.name, index).second) {
-      return c_.ErrorAt(inst.offset, "instruction %" + std::string(inst.name) +
-                                         " is defined twice");
+      return c_.ErrorAt(inst.offset,
+                        "instruction %" + std::string(inst.name) + " is defined twice");
     }
     if (inst.is_root) {
       if (comp->root >= 0) return c_.ErrorAt(inst.offset, "a second ROOT instruction");
@@ -130,8 +128,8 @@ class TextParser {
     if (!c.AtEnd()) return c.Error("expected ')' after the parameter number");
     // Parameters are numbered densely, so the count bounds the number.
     if (number < 0 || number > 100000) {
-      return c.ErrorAt(inst.offset, "parameter number " + std::to_string(number) +
-                                        " is out of range");
+      return c.ErrorAt(inst.offset,
+                       "parameter number " + std::to_string(number) + " is out of range");
     }
     if (comp->parameters.size() <= static_cast<size_t>(number)) {
       comp->parameters.resize(number + 1, -1);
@@ -199,8 +197,6 @@ class TextParser {
 
 }  // namespace
 
-StatusOr<HloModuleAst> ParseHloText(const HloSource& source) {
-  return TextParser(source).Parse();
-}
+StatusOr<HloModuleAst> ParseHloText(const HloSource& source) { return TextParser(source).Parse(); }
 
 }  // namespace tpusim::frontend

@@ -31,6 +31,13 @@ int64_t TilingBytes(const ChipSpec& chip, const ops::MatmulWork& mm) {
   return mm.batch * ((col_blocks - 1) * mm.m * mm.k + (row_blocks - 1) * mm.k * mm.n) * eb;
 }
 
+// A fused kernel's intermediates beyond VMEM go to HBM and come back, on
+// every tile.
+int64_t SpillBytes(const ChipSpec& chip, const ops::Work& w) {
+  const int64_t excess = w.onchip_bytes - chip.memory.vmem_bytes;
+  return excess > 0 ? 2 * excess * std::max<int64_t>(w.onchip_tiles, 1) : 0;
+}
+
 double VectorSeconds(const ChipSpec& chip, const ops::Work& w, double pad_ratio) {
   const double slots = static_cast<double>(chip.vpu.lanes) * chip.vpu.sublanes *
                        CoresPerDevice(chip) * chip.clock_hz;
@@ -109,7 +116,8 @@ OpCost PriceWork(const ChipSpec& chip, const ops::Work& w) {
   }
   const int64_t dma = w.random_accesses *
                       std::max(w.random_access_bytes, chip.memory.dma_granule_bytes);
-  c.hbm_bytes = padded + c.tiling_bytes + dma;
+  c.spill_bytes = SpillBytes(chip, w);
+  c.hbm_bytes = padded + c.tiling_bytes + c.spill_bytes + dma;
   // The vector unit works on whole tiles, so padding costs it slots too.
   double pad_ratio = largest_write > 0 ? static_cast<double>(largest_write_padded) /
                                              static_cast<double>(largest_write)

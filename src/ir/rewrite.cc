@@ -65,4 +65,22 @@ std::unique_ptr<Operation> CloneOp(const Operation& op, ValueMap& map) {
   return copy;
 }
 
+std::unique_ptr<Module> CloneModule(const Module& module) {
+  auto copy = std::make_unique<Module>();
+  copy->set_name(module.name());
+  copy->attrs() = module.attrs();
+  for (const auto& f : module.functions()) {
+    auto g = std::make_unique<Function>(f->name(), f->type(), f->loc());
+    g->set_public(f->is_public());
+    g->arg_attrs() = f->arg_attrs();
+    g->result_attrs() = f->result_attrs();
+    g->attrs() = f->attrs();
+    ValueMap map;
+    CloneRegion(f->body(), g->body(), map);
+    g->Renumber();
+    copy->AddFunction(std::move(g));
+  }
+  return copy;
+}
+
 }  // namespace tpusim::ir

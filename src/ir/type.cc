@@ -63,6 +63,16 @@ bool SameLayout(const Type& a, const Type& b) {
   return a.layout() == b.layout();
 }
 
+std::vector<int64_t> TransposedLayout(const Type& t, const std::vector<int64_t>& permutation) {
+  std::vector<int64_t> result_dim_of(permutation.size());
+  for (size_t d = 0; d < permutation.size(); ++d) {
+    result_dim_of[permutation[d]] = static_cast<int64_t>(d);
+  }
+  std::vector<int64_t> minor_to_major;
+  for (int64_t operand_dim : t.MinorToMajor()) minor_to_major.push_back(result_dim_of[operand_dim]);
+  return minor_to_major;
+}
+
 std::string LayoutString(const std::vector<int64_t>& minor_to_major) {
   std::string s = "{";
   for (size_t i = 0; i < minor_to_major.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -221,22 +222,31 @@ StatusOr<std::vector<Tensor>> EvalConst(EvalContext&, const ir::Operation& op,
 Criterion Exact(const ir::Operation&) { return {}; }
 Criterion DialectTolerance(const ir::Operation& op) { return Tolerance(op, 1e-4); }
 
-TPUSIM_REGISTER_OP(
-    {.name = "check.expect_eq", .verify = VerifyPair, .eval = EvalPair<Exact>, .work = NoWork});
+TPUSIM_REGISTER_OP({.name = "check.expect_eq",
+                    .verify = VerifyPair,
+                    .eval = EvalPair<Exact>,
+                    .work = NoWork,
+                    .side_effects = true});
 TPUSIM_REGISTER_OP({.name = "check.expect_eq_const",
                     .verify = VerifyConst,
                     .eval = EvalConst<Exact>,
-                    .work = NoWork});
+                    .work = NoWork,
+                    .side_effects = true});
 TPUSIM_REGISTER_OP({.name = "check.expect_almost_eq",
                     .verify = VerifyPair,
                     .eval = EvalPair<DialectTolerance>,
-                    .work = NoWork});
+                    .work = NoWork,
+                    .side_effects = true});
 TPUSIM_REGISTER_OP({.name = "check.expect_almost_eq_const",
                     .verify = VerifyConst,
                     .eval = EvalConst<DialectTolerance>,
-                    .work = NoWork});
-TPUSIM_REGISTER_OP(
-    {.name = "check.expect_close", .verify = VerifyPair, .eval = EvalPair<Ulps>, .work = NoWork});
+                    .work = NoWork,
+                    .side_effects = true});
+TPUSIM_REGISTER_OP({.name = "check.expect_close",
+                    .verify = VerifyPair,
+                    .eval = EvalPair<Ulps>,
+                    .work = NoWork,
+                    .side_effects = true});
 
 // Upstream compares with a file that interpreter.probe wrote; tpusim writes
 // no probe files, so this check cannot run (the check runner skips it).
@@ -255,7 +265,8 @@ StatusOr<std::vector<Tensor>> EvalSerializedEq(EvalContext&, const ir::Operation
 TPUSIM_REGISTER_OP({.name = "check.expect_serialized_eq",
                     .verify = VerifySerializedEq,
                     .eval = EvalSerializedEq,
-                    .work = NoWork});
+                    .work = NoWork,
+                    .side_effects = true});
 
 // --- stablehlo.custom_call: only the check targets JAX's tests use.
 
@@ -292,10 +303,19 @@ StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext&, const ir::Operation& 
   return std::vector<Tensor>{};
 }
 
+// The check targets are test scaffolding; any other target is foreign code
+// whose cost tpusim can only bound by its operands and results (the timing
+// engine notes that it did so).
+Work CustomCallWork(const ir::Operation& op) {
+  if (CallTarget(op).rfind("check.", 0) == 0) return NoWork(op);
+  return ReadsAndWrites(op);
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
                     .verify = VerifyCustomCall,
                     .eval = EvalCustomCall,
-                    .work = NoWork});
+                    .work = CustomCallWork,
+                    .side_effects = true});
 
 // --- The interpreter dialect's debugging ops.
 
@@ -311,8 +331,11 @@ StatusOr<std::vector<Tensor>> EvalProbe(EvalContext&, const ir::Operation&,
   return std::vector<Tensor>{operands[0]};
 }
 
-TPUSIM_REGISTER_OP(
-    {.name = "interpreter.probe", .verify = VerifyProbe, .eval = EvalProbe, .work = NoWork});
+TPUSIM_REGISTER_OP({.name = "interpreter.probe",
+                    .verify = VerifyProbe,
+                    .eval = EvalProbe,
+                    .work = NoWork,
+                    .side_effects = true});
 
 Status VerifyPrint(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -330,8 +353,11 @@ StatusOr<std::vector<Tensor>> EvalPrint(EvalContext&, const ir::Operation&,
   return std::vector<Tensor>{};
 }
 
-TPUSIM_REGISTER_OP(
-    {.name = "interpreter.print", .verify = VerifyPrint, .eval = EvalPrint, .work = NoWork});
+TPUSIM_REGISTER_OP({.name = "interpreter.print",
+                    .verify = VerifyPrint,
+                    .eval = EvalPrint,
+                    .work = NoWork,
+                    .side_effects = true});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -341,7 +341,8 @@ StatusOr<std::vector<Tensor>> EvalAllReduce(EvalContext& ctx, const ir::Operatio
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.all_reduce",
                     .verify = VerifyAllReduce,
-                    .eval = EvalAllReduce});
+                    .eval = EvalAllReduce,
+                    .side_effects = true});
 
 Status VerifyAllGather(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
@@ -374,7 +375,8 @@ StatusOr<std::vector<Tensor>> EvalAllGather(EvalContext& ctx, const ir::Operatio
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.all_gather",
                     .verify = VerifyAllGather,
-                    .eval = EvalAllGather});
+                    .eval = EvalAllGather,
+                    .side_effects = true});
 
 Status VerifyReduceScatter(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(VerifyReducing(op));
@@ -409,7 +411,8 @@ StatusOr<std::vector<Tensor>> EvalReduceScatter(EvalContext& ctx, const ir::Oper
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_scatter",
                     .verify = VerifyReduceScatter,
-                    .eval = EvalReduceScatter});
+                    .eval = EvalReduceScatter,
+                    .side_effects = true});
 
 Status VerifyAllToAll(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
@@ -465,7 +468,8 @@ StatusOr<std::vector<Tensor>> EvalAllToAll(EvalContext& ctx, const ir::Operation
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.all_to_all",
                     .verify = VerifyAllToAll,
-                    .eval = EvalAllToAll});
+                    .eval = EvalAllToAll,
+                    .side_effects = true});
 
 StatusOr<std::vector<Tensor>> Zeros(const ir::Operation& op) { return AllocateResults(op); }
 
@@ -514,7 +518,8 @@ StatusOr<std::vector<Tensor>> EvalCollectivePermute(EvalContext& ctx, const ir::
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.collective_permute",
                     .verify = VerifyCollectivePermute,
-                    .eval = EvalCollectivePermute});
+                    .eval = EvalCollectivePermute,
+                    .side_effects = true});
 
 // collective_broadcast and collective_reduce may end with an i32 operand of
 // roots (has_dynamic_root): root j is the group index of result j's source.
@@ -570,7 +575,8 @@ StatusOr<std::vector<Tensor>> EvalCollectiveBroadcast(EvalContext& ctx, const ir
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.collective_broadcast",
                     .verify = VerifyRooted,
-                    .eval = EvalCollectiveBroadcast});
+                    .eval = EvalCollectiveBroadcast,
+                    .side_effects = true});
 
 Status VerifyCollectiveReduce(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(VerifyReducing(op));
@@ -595,7 +601,8 @@ StatusOr<std::vector<Tensor>> EvalCollectiveReduce(EvalContext& ctx, const ir::O
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.collective_reduce",
                     .verify = VerifyCollectiveReduce,
-                    .eval = EvalCollectiveReduce});
+                    .eval = EvalCollectiveReduce,
+                    .side_effects = true});
 
 }  // namespace
 }  // namespace tpusim::ops

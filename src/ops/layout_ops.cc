@@ -91,15 +91,12 @@ StatusOr<std::vector<Tensor>> EvalTranspose(EvalContext&, const ir::Operation& o
   return std::vector<Tensor>{std::move(r)};
 }
 
-// A permutation that keeps the minor dimension minor moves whole rows (a
-// copy on the VPU); one that changes it goes through the transpose unit.
+// A transpose whose result layout keeps the operand's bytes where they lie
+// is a bitcast; otherwise it moves elements (RelayoutWork).
 Work TransposeWork(const ir::Operation& op) {
   auto perm = GetInts(op, "permutation");
-  const int64_t rank = op.operand(0).type().rank();
-  if (!perm.ok() || rank == 0 || perm->back() == rank - 1) return CopyWork(op);
-  Work w = ReadsAndWrites(op);
-  w.transpose_elements = op.result(0).type().num_elements();
-  return w;
+  if (!perm.ok()) return CopyWork(op);
+  return RelayoutWork(op, *perm, /*bitcast_is_free=*/true);
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.transpose", .verify = VerifyTranspose,
@@ -387,12 +384,33 @@ static std::pair<int64_t, int64_t> MinorTwo(const ir::Type& t) {
   return {r >= 2 ? t.dim(r - 2) : 1, r >= 1 ? t.dim(r - 1) : 1};
 }
 
-// The TPU tiles the minor two dimensions, so a reshape that keeps them only
-// renames the major ones; any other reshape moves elements between tiles.
+// The TPU tiles the minor two dimensions, so a row-major reshape that keeps
+// them only renames the major ones; any other reshape moves elements between
+// tiles. Reshapes are defined on row-major order, so one whose operand or
+// result has another layout is a relayout too (layout assignment gives
+// reshapes row-major operands and results).
 Work ReshapeWork(const ir::Operation& op) {
-  if (MinorTwo(op.operand(0).type()) == MinorTwo(op.result(0).type())) return FreeWork(op);
+  const ir::Type& in = op.operand(0).type();
+  const ir::Type& out = op.result(0).type();
+  if (in.layout().empty() && out.layout().empty() && MinorTwo(in) == MinorTwo(out)) {
+    return FreeWork(op);
+  }
   Work w = ReadsAndWrites(op);
   w.transpose_elements = op.result(0).type().num_elements();
+  return w;
+}
+
+Work RelayoutWork(const ir::Operation& op, const std::vector<int64_t>& perm, bool bitcast_is_free) {
+  const ir::Type& in = op.operand(0).type();
+  const ir::Type& out = op.result(0).type();
+  if (in.rank() == 0 || ir::TransposedLayout(in, perm) == out.MinorToMajor()) {
+    return bitcast_is_free ? FreeWork(op) : CopyWork(op);
+  }
+  // Whole 128-lane rows move as they are when the physically minor dimension
+  // stays the same one; otherwise lanes trade places through the XLU.
+  if (perm[out.MinorToMajor()[0]] == in.MinorToMajor()[0]) return CopyWork(op);
+  Work w = ReadsAndWrites(op);
+  w.transpose_elements = out.num_elements();
   return w;
 }
 

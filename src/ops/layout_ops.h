@@ -36,9 +36,19 @@ Status CheckIota(const ir::Operation& op, const ir::Type& result, int64_t dimens
 // REQUIRES: 0 <= dimension < rank.
 StatusOr<Tensor> Iota(const ir::Type& type, int64_t dimension);
 
-// reshape's work (operand 0 -> result 0): free when the minor two dimensions
-// stay as they are, else a relayout through the transpose unit.
+// reshape's work (operand 0 -> result 0): free when operand and result are
+// row-major and the minor two dimensions stay as they are, else a relayout
+// through the transpose unit.
 Work ReshapeWork(const ir::Operation& op);
+
+// The work of moving operand 0 into result 0, result dimension d being the
+// operand's dimension perm[d], with the layouts of both: a bitcast (free if
+// `bitcast_is_free`, else a plain copy) when the result's layout is the
+// operand's bytes as they lie; a copy of whole rows when the physically minor
+// dimension stays the same; else a transpose on the XLU.
+// REQUIRES: perm is a permutation of the operand's dimensions.
+Work RelayoutWork(const ir::Operation& op, const std::vector<int64_t>& perm,
+                  bool bitcast_is_free);
 
 }  // namespace tpusim::ops
 

@@ -117,7 +117,8 @@ StatusOr<std::vector<Tensor>> EvalInfeed(EvalContext& ctx, const ir::Operation& 
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.infeed",
                     .verify = VerifyPayloadThenToken,
-                    .eval = EvalInfeed});
+                    .eval = EvalInfeed,
+                    .side_effects = true});
 
 // Ops taking tensors then a token and returning a token (outfeed, send).
 Status VerifyTensorsThenToken(const ir::Operation& op) {
@@ -141,7 +142,8 @@ StatusOr<std::vector<Tensor>> EvalOutfeed(EvalContext& ctx, const ir::Operation&
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.outfeed",
                     .verify = VerifyTensorsThenToken,
-                    .eval = EvalOutfeed});
+                    .eval = EvalOutfeed,
+                    .side_effects = true});
 
 int64_t Channel(const ir::Operation& op) {
   ir::Attribute h = op.attr("channel_handle");
@@ -167,8 +169,14 @@ StatusOr<std::vector<Tensor>> EvalRecv(EvalContext& ctx, const ir::Operation& op
   return WithToken(op, std::move(values));
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.send", .verify = VerifyTensorsThenToken, .eval = EvalSend});
-TPUSIM_REGISTER_OP({.name = "stablehlo.recv", .verify = VerifyPayloadThenToken, .eval = EvalRecv});
+TPUSIM_REGISTER_OP({.name = "stablehlo.send",
+                    .verify = VerifyTensorsThenToken,
+                    .eval = EvalSend,
+                    .side_effects = true});
+TPUSIM_REGISTER_OP({.name = "stablehlo.recv",
+                    .verify = VerifyPayloadThenToken,
+                    .eval = EvalRecv,
+                    .side_effects = true});
 
 }  // namespace
 }  // namespace tpusim::ops

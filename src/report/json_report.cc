@@ -1,5 +1,7 @@
 #include <nlohmann/json.hpp>
 
+#include "report/fusion_section.h"
+#include "report/memory_section.h"
 #include "tpusim/report/report.h"
 
 namespace tpusim::report {
@@ -59,9 +61,14 @@ json OpJson(const OpTotal& t) {
           {"priced", t.priced}};
 }
 
+json CompileJson(const CompileInfo& c) {
+  return {{"seconds", c.seconds}, {"cache", c.cache}, {"passes", c.passes}, {"notes", c.notes}};
+}
+
 }  // namespace
 
-std::string JsonReport(const timing::Timeline& timeline, const Summary& s) {
+std::string JsonReport(const timing::Timeline& timeline, const Summary& s,
+                       const CompileInfo* compile) {
   json bounds = json::object();
   for (int b = 0; b < 6; ++b) bounds[hw::BoundName(static_cast<hw::Bound>(b))] = s.bound_seconds[b];
   json ops = json::array();
@@ -83,6 +90,11 @@ std::string JsonReport(const timing::Timeline& timeline, const Summary& s) {
               {"unpriced_ops", s.unpriced},
               {"notes", timeline.notes()},
               {"ops", ops}};
+  doc["fusions"] = FusionSectionJson(timeline);
+  if (compile != nullptr) {
+    doc["compile"] = CompileJson(*compile);
+    if (compile->memory != nullptr) doc["memory"] = MemoryJson(*compile->memory);
+  }
   return doc.dump(2) + "\n";
 }
 

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/fusion_section.h"
+#include "report/memory_section.h"
 #include "tpusim/report/report.h"
 
 namespace tpusim::report {
@@ -69,9 +71,18 @@ void PaddingWaste(std::ostringstream& os, const Summary& s) {
   }
 }
 
+void Compilation(std::ostringstream& os, const CompileInfo& c) {
+  os << "compile: " << FormatSeconds(c.seconds) << " (cache " << c.cache << "), passes:";
+  for (const std::string& p : c.passes) os << " " << p;
+  os << "\n";
+  for (const std::string& note : c.notes) os << "  " << note << "\n";
+  if (c.memory != nullptr) os << MemoryText(*c.memory);
+}
+
 }  // namespace
 
-std::string TextReport(const timing::Timeline& timeline, const Summary& s) {
+std::string TextReport(const timing::Timeline& timeline, const Summary& s,
+                       const CompileInfo* compile) {
   const hw::ChipSpec& chip = timeline.chip();
   std::ostringstream os;
   os << "chip: " << chip.name << " - " << chip.description << "\n"
@@ -100,7 +111,9 @@ std::string TextReport(const timing::Timeline& timeline, const Summary& s) {
     for (const std::string& n : s.unpriced) os << " " << n;
     os << "\n";
   }
+  os << FusionSectionText(timeline);
   for (const std::string& note : timeline.notes()) os << "note: " << note << "\n";
+  if (compile != nullptr) Compilation(os, *compile);
   return os.str();
 }
 

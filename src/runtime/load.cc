@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tpusim/frontend/hlo_parser.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/verify/verifier.h"
 
@@ -19,7 +20,9 @@ StatusOr<std::string> ReadTextFile(const std::string& path) {
 
 StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path) {
   TPUSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, frontend::ParseStableHlo(text, path));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                          frontend::LooksLikeHlo(text) ? frontend::ParseHlo(text, path)
+                                                       : frontend::ParseStableHlo(text, path));
   TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
   return module;
 }

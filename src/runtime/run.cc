@@ -223,14 +223,16 @@ Status WriteResults(const std::vector<Tensor>& results, const std::string& dir, 
   return Status::Ok();
 }
 
-// Values and timing together: the interpreter runs with a timing observer.
-StatusOr<timing::Timeline> RunWithValues(const ir::Module& module, const ir::Function& f,
+// Values and timing together: the interpreter runs the compiled module with
+// a timing observer; inputs are matched to the source function `f`'s
+// parameter names.
+StatusOr<timing::Timeline> RunWithValues(const ir::Module& compiled, const ir::Function& f,
                                          const RunOptions& options, const hw::ChipSpec& chip,
                                          std::FILE* out) {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options));
   timing::Timeline timeline(chip);
   timing::TimingObserver observer(&timeline, options.eval);
-  exec::Interpreter interpreter(module, options.eval);
+  exec::Interpreter interpreter(compiled, options.eval);
   interpreter.set_observer(&observer);
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, interpreter.Run(f.name(), args));
   for (const Tensor& r : results) {
@@ -240,6 +242,18 @@ StatusOr<timing::Timeline> RunWithValues(const ir::Module& module, const ir::Fun
   }
   TPUSIM_RETURN_IF_ERROR(WriteResults(results, options.output_dir, out));
   return timeline;
+}
+
+report::CompileInfo CompileInfoOf(const CompileResult& compiled, const Compiler& compiler,
+                                  const CompileOptions& options) {
+  const CompiledProgram& p = *compiled.program;
+  report::CompileInfo info{.seconds = compiled.seconds,
+                           .cache = options.use_cache ? CacheResultName(compiled.cache) : "off",
+                           .passes = p.passes,
+                           .notes = p.notes,
+                           .memory = p.memory ? &*p.memory : nullptr};
+  for (const std::string& w : compiler.warnings()) info.notes.push_back("warning: " + w);
+  return info;
 }
 
 }  // namespace
@@ -273,19 +287,23 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
   std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
+  Compiler compiler(options.compile);
+  TPUSIM_ASSIGN_OR_RETURN(CompileResult compiled, compiler.Compile(*module, f->name(), chip));
+  const ir::Module& program = *compiled.program->module;
   std::optional<timing::Timeline> timeline;
   if (options.timing_only) {
     timing::StaticOptions so{.default_trip_count = options.trip_count, .eval = options.eval};
-    TPUSIM_ASSIGN_OR_RETURN(timeline, timing::TimeStatically(*module, f->name(), chip, so));
+    TPUSIM_ASSIGN_OR_RETURN(timeline, timing::TimeStatically(program, f->name(), chip, so));
   } else {
-    TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(*module, *f, options, chip, out));
+    TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(program, *f, options, chip, out));
   }
+  report::CompileInfo info = CompileInfoOf(compiled, compiler, options.compile);
   report::Summary summary = report::Summarize(*timeline);
-  std::string text = report::TextReport(*timeline, summary);
+  std::string text = report::TextReport(*timeline, summary, &info);
   std::fputs(text.c_str(), out);
   if (!options.report_json.empty()) {
-    TPUSIM_RETURN_IF_ERROR(
-        io::WriteFileAtomically(options.report_json, report::JsonReport(*timeline, summary)));
+    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.report_json,
+                                                   report::JsonReport(*timeline, summary, &info)));
   }
   if (!options.trace.empty()) {
     TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.trace, report::PerfettoTrace(*timeline)));

@@ -22,11 +22,36 @@ hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op,
   return hw::PriceWork(chip, work);
 }
 
+namespace {
+
+// A custom call runs code tpusim does not have: its price is only its
+// operand and result traffic. Says so once per target.
+void NoteCustomCall(const ir::Operation& op, Timeline* timeline) {
+  if (op.name_str() != "stablehlo.custom_call") return;
+  ir::Attribute target = op.attr("call_target_name");
+  if (target.kind() != ir::Attribute::Kind::kString || target.str().rfind("check.", 0) == 0) {
+    return;
+  }
+  const std::string prefix = "custom-call '" + target.str() + "' ";
+  for (const std::string& note : timeline->notes()) {
+    if (note.rfind(prefix, 0) == 0) return;
+  }
+  const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
+  if (def == nullptr || def->work == nullptr) return;
+  ops::Work work = def->work(op);
+  timeline->AddNote(prefix + "at " + op.loc().ToString() + " timed from its shapes (reads " +
+                    std::to_string(work.bytes_read()) + " bytes, writes " +
+                    std::to_string(work.bytes_written()) + " bytes); it has no values");
+}
+
+}  // namespace
+
 void TimingObserver::OnOp(const ir::Operation& op, std::span<const Tensor>,
                           std::span<const Tensor>) {
   bool priced;
   hw::OpCost cost = PriceOp(timeline_->chip(), op, eval_, &priced);
   timeline_->Append(op, cost, priced);
+  NoteCustomCall(op, timeline_);
 }
 
 namespace {
@@ -136,6 +161,7 @@ class StaticWalker {
     bool priced;
     hw::OpCost cost = PriceOp(timeline_->chip(), op, options_.eval, &priced);
     timeline_->Append(op, cost, priced, count);
+    NoteCustomCall(op, timeline_);
     if (op.name_str() == "func.call") {
       return Function(op.attr("callee").str(), count, depth);
     }

@@ -13,12 +13,18 @@
 
 namespace tpusim::frontend {
 
-// Parses one `HloModule name, ...` and its computations. The ENTRY
-// computation becomes the public function @main, the others private
-// functions; fusion computations become tpusim.fusion ops' bodies, tuples
-// and get-tuple-element their StableHLO ops, layouts ir::Type layouts.
+// Parses one `HloModule name, ...` and its computations, in either dump
+// style (`%` sigils and inline operand shapes or not). The ENTRY computation
+// becomes the public function @main, computations `call`ed private
+// functions; `to_apply`/`condition`/`body`/branch computations become the
+// regions of their ops, fusion computations tpusim.fusion bodies. A tuple
+// root becomes several results, get-tuple-element and tuple their StableHLO
+// ops where a whole tuple is needed, async start/done pairs the synchronous
+// op, layouts ir::Type layouts, `sharding=` mhlo.sharding attributes. Ops
+// are located at their instruction's name; every function is Renumber()ed.
 // Errors are kInvalidArgument "file:line:col: message" with the source line
-// and a caret, or kUnimplemented naming the unsupported construct.
+// and a caret, kUnimplemented naming an unsupported opcode or attribute, or
+// kResourceExhausted when reused bodies would inline to a huge module.
 // The module is not verified; run verify::VerifyModule next.
 StatusOr<std::unique_ptr<ir::Module>> ParseHlo(std::string_view text,
                                                const std::string& filename);

@@ -9,11 +9,11 @@
 
 namespace tpusim::frontend {
 
-// The module as `HloModule name` followed by one computation per function
-// (the entry function, @main or the only public one, as ENTRY) and per
-// region that HLO spells as a computation (reduce bodies, while condition
-// and body, fusion bodies). kUnimplemented names the first op that has no
-// HLO form, with its location.
+// The module as XLA dumps it: one computation per function (callees first,
+// the entry last as ENTRY %main) and per region HLO spells as a computation,
+// tuples where StableHLO has variadic operands and results. Names follow the
+// IR's structure, so printing, ParseHlo and printing again gives the same
+// text. kUnimplemented names the first op without an HLO form and its location.
 StatusOr<std::string> PrintHlo(const ir::Module& module);
 
 }  // namespace tpusim::frontend

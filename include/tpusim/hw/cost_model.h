@@ -31,6 +31,8 @@ struct OpCost {
   int64_t padding_bytes = 0;    // of hbm_bytes, the tiles' padding
   int64_t tiling_bytes = 0;     // of hbm_bytes, re-reads when a matmul's
                                 // working set exceeds VMEM
+  int64_t spill_bytes = 0;      // of hbm_bytes, a fused kernel's intermediates
+                                // that exceed VMEM, written and read back
   Bound bound = Bound::kFree;
 };
 

@@ -99,6 +99,7 @@ class Operation {
   OpName name() const { return name_; }
   const std::string& name_str() const { return name_.str(); }
   const Location& loc() const { return loc_; }
+  void set_loc(Location loc) { loc_ = std::move(loc); }
   Block* parent() const { return parent_; }
 
   const std::vector<Value>& operands() const { return operands_; }

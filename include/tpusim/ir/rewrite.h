@@ -34,6 +34,10 @@ std::vector<int> CountUses(const Function& f);
 // the copies of earlier ones. The copy has no parent.
 std::unique_ptr<Operation> CloneOp(const Operation& op, ValueMap& map);
 
+// A deep copy of `module`: functions, attributes and bodies, every value
+// renumbered.
+std::unique_ptr<Module> CloneModule(const Module& module);
+
 }  // namespace tpusim::ir
 
 #endif  // TPUSIM_IR_REWRITE_H_

@@ -81,6 +81,11 @@ bool IsValidLayout(const std::vector<int64_t>& minor_to_major, int64_t rank);
 // Does not compare shapes.
 bool SameLayout(const Type& a, const Type& b);
 
+// The layout of transpose(t, permutation) whose bytes are t's as they lie,
+// making the transpose a bitcast: result dimension d is t's dimension
+// permutation[d]. REQUIRES: permutation is a permutation of [0, t.rank()).
+std::vector<int64_t> TransposedLayout(const Type& t, const std::vector<int64_t>& permutation);
+
 // "{1,0}": XLA's spelling of a minor_to_major list.
 std::string LayoutString(const std::vector<int64_t>& minor_to_major);
 

@@ -84,6 +84,11 @@ struct OpDef {
   // are timed one by one. Other ops' regions are per-element computations
   // (reduce bodies, sort comparators) whose cost is in the op's own work.
   bool control_flow = false;
+  // Running the op does more than compute its results: it exchanges data
+  // with other processes or the host, prints, or checks values. Passes keep
+  // such ops even when their results are unused, and never evaluate them at
+  // compile time. See HasSideEffects for the whole rule.
+  bool side_effects = false;
 };
 
 class OpRegistry {
@@ -96,6 +101,13 @@ class OpRegistry {
   // Every registered op name, sorted.
   static std::vector<std::string> Names();
 };
+
+// Whether `op` must be kept even when its results are unused: it is unknown
+// to the registry, marked side_effects, has no results (it exists for its
+// effect; terminators included), or an op in its regions or in a function it
+// names (@callee, looked up in `module`; any symbol counts when `module` is
+// null) has side effects. Recursive function references are followed once.
+bool HasSideEffects(const ir::Operation& op, const ir::Module* module);
 
 }  // namespace tpusim::ops
 

@@ -53,6 +53,11 @@ struct Work {
   bool free = false;
   // Useful floating-point operations, for MFU and achieved FLOP/s.
   int64_t flops = 0;
+  // A fused kernel (tpusim.fusion) keeps its intermediates on chip: the
+  // bytes it holds at once while working on one tile of its iteration space,
+  // and the tiles per execution. The chip model spills what exceeds VMEM.
+  int64_t onchip_bytes = 0;
+  int64_t onchip_tiles = 0;
 
   void AddVector(VectorClass c, int64_t n) { vector_ops[static_cast<int>(c)] += n; }
   int64_t bytes_read() const;     // logical (unpadded) bytes

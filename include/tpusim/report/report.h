@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tpusim/compiler/memory_plan.h"
 #include "tpusim/hw/cost_model.h"
 #include "tpusim/timing/timeline.h"
 
@@ -46,11 +47,23 @@ struct Summary {
 
 Summary Summarize(const timing::Timeline& timeline);
 
-// The text report: chip, totals, time by unit and bound, padding waste, and
-// the ten costliest ops with their locations.
-std::string TextReport(const timing::Timeline& timeline, const Summary& summary);
+// What compiling the program did, for the report's compile section.
+struct CompileInfo {
+  double seconds = 0;
+  std::string cache;                // "miss", "memory hit", "disk hit" or "off"
+  std::vector<std::string> passes;  // in the order run
+  std::vector<std::string> notes;   // the passes' notes and compiler warnings
+  const compiler::MemoryPlan* memory = nullptr;  // null: no buffer assignment
+};
+
+// The text report: chip, totals, time by unit and bound, padding waste, the
+// ten costliest ops with their locations, and, given `compile`, compile time,
+// fused kernels and the planned HBM.
+std::string TextReport(const timing::Timeline& timeline, const Summary& summary,
+                       const CompileInfo* compile = nullptr);
 // The JSON report (docs/report.md).
-std::string JsonReport(const timing::Timeline& timeline, const Summary& summary);
+std::string JsonReport(const timing::Timeline& timeline, const Summary& summary,
+                       const CompileInfo* compile = nullptr);
 // A Chrome trace-event JSON file: an "ops" track and one track per unit.
 std::string PerfettoTrace(const timing::Timeline& timeline);
 

@@ -1,4 +1,5 @@
-// Loading programs: reading StableHLO text files into verified modules.
+// Loading programs: reading StableHLO or XLA HLO text files into verified
+// modules.
 #ifndef TPUSIM_RUNTIME_LOAD_H_
 #define TPUSIM_RUNTIME_LOAD_H_
 
@@ -13,7 +14,8 @@ namespace tpusim::runtime {
 // The whole file at `path`; kNotFound if it cannot be opened.
 StatusOr<std::string> ReadTextFile(const std::string& path);
 
-// Parses and verifies the single-module file at `path`.
+// Parses and verifies the single-module file at `path`: XLA HLO text when it
+// starts with `HloModule` (frontend::LooksLikeHlo), StableHLO otherwise.
 StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path);
 
 }  // namespace tpusim::runtime

@@ -12,6 +12,7 @@
 #include "tpusim/base/status.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/op_def.h"
+#include "tpusim/runtime/compile.h"
 
 namespace tpusim::runtime {
 
@@ -34,12 +35,15 @@ struct RunOptions {
   std::string trace;           // where the Perfetto trace goes; empty: nowhere
   // Iterations for while loops whose trip count timing-only mode cannot infer.
   std::optional<int64_t> trip_count;
+
+  // Compilation: passes, fusion, cache, dumps.
+  CompileOptions compile;
 };
 
-// Runs the program on the chip: computes its results (unless timing_only)
-// and writes result<i>.npy into output_dir with one summary line each, then
-// prints the timing report to `out` and writes the JSON report and trace if
-// asked. Float inputs are rounded to narrower float parameter types (bf16,
+// Compiles the program for the chip (runtime/compile.h), runs the compiled
+// program: computes its results (unless timing_only) and writes
+// result<i>.npy into output_dir with one summary line each, then prints the
+// timing report to `out` and writes the JSON report and trace if asked. Float inputs are rounded to narrower float parameter types (bf16,
 // f8...). Every output file is written whole or not at all.
 Status RunProgram(const RunOptions& options, std::FILE* out);
 
