@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the unit and conformance tests in a normal
-# build, a short run of the parser's fuzz target, and the tests again under
+# build, a short run of each parser's fuzz target, and the tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,11 +14,14 @@ ctest --test-dir build -j"$jobs" --output-on-failure
 echo "== fuzz smoke run"
 # Only the fuzz targets: they compile the parser into themselves.
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF >/dev/null
-ninja -C build-fuzz -j"$jobs" parse_fuzz
+ninja -C build-fuzz -j"$jobs" parse_fuzz hlo_fuzz
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
+mkdir "$corpus/mlir" "$corpus/hlo"
 build-fuzz/fuzz/parse_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
-  "$corpus" ../shared/conformance/stablehlo/interpret 2>&1 | tail -n 3
+  "$corpus/mlir" ../shared/conformance/stablehlo/interpret 2>&1 | tail -n 3
+build-fuzz/fuzz/hlo_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
+  "$corpus/hlo" examples tests/hlo 2>&1 | tail -n 3
 
 echo "== ASan + UBSan build and tests"
 scripts/build.sh build-asan -DTPUSIM_SANITIZE=ON -DTPUSIM_BENCH=OFF

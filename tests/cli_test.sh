@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # End-to-end tests of the tpusim CLI: `run` with .npy inputs and outputs,
-# random inputs, exit statuses and messages for bad input, and `check`.
+# random inputs, exit statuses and messages for bad input, `check`, the
+# compiler's flags and cache, and XLA HLO input.
 # numpy (from /usr/bin/python3) makes and verifies the .npy files.
 #
-# usage: cli_test.sh TPUSIM
+# usage: cli_test.sh TPUSIM EXAMPLES_DIR
 set -uo pipefail
 tpusim=$1
+examples=$2
 py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
+export XDG_CACHE_HOME="$work/cache"  # the compile cache, away from the user's
 failures=0
 
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
@@ -130,6 +133,75 @@ head -n 5 cases.mlir >good.mlir
 expect_exit 2 "check missing file" "$tpusim" check good.mlir no_such_file.mlir
 expect_exit 0 "check passing" "$tpusim" check good.mlir
 [[ $(tail -n 1 stdout.txt) == "1 passed, 0 failed" ]] || fail "check passing: $(cat stdout.txt)"
+
+# --- The compiler: pass selection, dumps, fusion, the cache, memory planning.
+mlp=$examples/mlp_step.mlir
+expect_exit 0 "passes list" "$tpusim" run --passes list
+grep -q '^fusion  *fuse' stdout.txt || fail "passes list: $(cat stdout.txt)"
+expect_exit 2 "unknown pass" "$tpusim" run "$mlp" --timing-only --passes inline,nope
+grep -q "unknown pass 'nope'" stderr.txt || fail "unknown pass: $(cat stderr.txt)"
+expect_exit 0 "dump dir" "$tpusim" run "$mlp" --timing-only --dump-dir dump
+[[ $(ls dump | tr '\n' ' ') == "00-input.mlir 01-inline.mlir 02-canonicalize.mlir 03-constant-fold.mlir 04-dce.mlir 05-layout-assignment.mlir 06-fusion.mlir 07-buffer-assignment.mlir " ]] ||
+  fail "dump dir: $(ls dump | tr '\n' ' ')"
+grep -q '"tpusim.fusion"' dump/06-fusion.mlir || fail "dump: no fusion after the fusion pass"
+grep -q '"tpusim.fusion"' dump/05-layout-assignment.mlir && fail "dump: fusion before its pass"
+expect_exit 0 "dumped program runs" "$tpusim" run dump/07-buffer-assignment.mlir --timing-only
+expect_exit 0 "only some passes" "$tpusim" run "$mlp" --timing-only --passes dce,inline --dump-dir some
+[[ $(ls some | tr '\n' ' ') == "00-input.mlir 01-inline.mlir 02-dce.mlir " ]] || fail "passes order: $(ls some)"
+
+"$tpusim" run "$mlp" --timing-only --report-json fused.json >fused.txt || fail "fused run"
+"$tpusim" run "$mlp" --timing-only --no-fusion --report-json unfused.json >unfused.txt ||
+  fail "unfused run"
+grep -q '^fused kernels' fused.txt || fail "no fused kernels listed: $(cat fused.txt)"
+grep -q '^fused kernels' unfused.txt && fail "--no-fusion still fuses"
+$py - fused.json unfused.json <<'PY' || fail "fusion does not pay in the JSON reports"
+import json, sys
+f, u = (json.load(open(p)) for p in sys.argv[1:])
+assert f["fusions"] and not u["fusions"], "kernels"
+assert f["total_seconds"] < u["total_seconds"], (f["total_seconds"], u["total_seconds"])
+assert f["hbm_bytes"] < u["hbm_bytes"]
+assert f["memory"]["peak_bytes"] <= f["memory"]["sum_of_buffers"]
+assert "fusion" not in u["compile"]["passes"] and "fusion" in f["compile"]["passes"]
+PY
+
+expect_exit 0 "cache miss" "$tpusim" run "$mlp" --timing-only --cache-dir cache2
+grep -q 'compile: .*(cache miss)' stdout.txt || fail "first run: $(grep compile: stdout.txt)"
+expect_exit 0 "cache hit" "$tpusim" run "$mlp" --timing-only --cache-dir cache2
+grep -q 'compile: .*(cache disk hit)' stdout.txt || fail "second run: $(grep compile: stdout.txt)"
+grep -q 'mlp_step.mlir:7:5' stdout.txt || fail "cache hit lost the source locations"
+expect_exit 0 "no cache" "$tpusim" run "$mlp" --timing-only --no-cache
+grep -q 'compile: .*(cache off)' stdout.txt || fail "--no-cache: $(grep compile: stdout.txt)"
+[[ -d cache/tpusim ]] || fail "default cache is not under XDG_CACHE_HOME"
+
+cat >small_hbm.toml <<'TOML'
+base = "v5e"
+[memory]
+hbm_bytes = 50000
+TOML
+expect_exit 2 "does not fit" "$tpusim" run "$mlp" --timing-only --chip-file small_hbm.toml
+grep -q 'RESOURCE_EXHAUSTED: @main needs 83.5 KiB of HBM but .* has 48.8 KiB' stderr.txt || fail "out of HBM: $(cat stderr.txt)"
+grep -q 'largest buffers live at the peak' stderr.txt || fail "out of HBM: no buffers named"
+
+# --- XLA HLO input: the same MLP step as XLA dumps it gives the same values and time.
+"$tpusim" run "$mlp" --random-inputs --seed 3 --output-dir mlir_out --no-cache >mlir.txt ||
+  fail "mlir run"
+"$tpusim" run "$examples/mlp_step.hlo" --random-inputs --seed 3 --output-dir hlo_out \
+  --no-cache >hlo.txt || fail "hlo run: $(cat hlo.txt)"
+for i in 0 1 2 3 4; do
+  cmp -s "mlir_out/result$i.npy" "hlo_out/result$i.npy" || fail "HLO result$i differs"
+done
+[[ $(grep '^  time ' mlir.txt) == $(grep '^  time ' hlo.txt) ]] ||
+  fail "HLO time differs: $(grep '^  time ' mlir.txt hlo.txt)"
+cat >bad.hlo <<'HLO'
+HloModule bad
+
+ENTRY %main (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0)
+  ROOT %r = f32[2]{0} frobnicate(f32[2]{0} %p)
+}
+HLO
+expect_exit 3 "unknown HLO opcode" "$tpusim" run bad.hlo --timing-only
+grep -q 'bad.hlo:5:.*frobnicate' stderr.txt || fail "unknown HLO opcode: $(cat stderr.txt)"
 
 if [[ $failures -gt 0 ]]; then
   echo "$failures CLI checks failed"

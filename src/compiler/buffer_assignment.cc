@@ -88,7 +88,8 @@ std::string PeakBreakdown(const MemoryPlan& plan) {
 }
 
 std::string OutOfMemoryMessage(const MemoryPlan& plan, const std::string& chip_name) {
-  std::string s = "@" + plan.function + " needs " + FormatBinaryBytes(plan.peak_bytes) +
+  std::string s = "RESOURCE_EXHAUSTED: @" + plan.function + " needs " +
+                  FormatBinaryBytes(plan.peak_bytes) +
                   " of HBM but " + chip_name + " has " + FormatBinaryBytes(plan.capacity_bytes) +
                   " (" + PeakBreakdown(plan) + ")";
   if (plan.live_at_peak.empty()) return s;

@@ -263,7 +263,7 @@ TEST(BufferAssignment, TooLargeForTheChipIsResourceExhausted) {
   Status status = RunBufferAssignment(*module, ctx);
   ASSERT_EQ(status.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(status.message(),
-            "@main needs 12 KiB of HBM but tiny has 9.77 KiB (arguments 4 KiB, temporaries "
+            "RESOURCE_EXHAUSTED: @main needs 12 KiB of HBM but tiny has 9.77 KiB (arguments 4 KiB, temporaries "
             "8 KiB); largest buffers live at the peak (at stablehlo.exponential %2 at "
             "test.mlir:4:3): %arg0 tensor<8x128xf32> 4 KiB argument from parameter 0; "
             "%1 tensor<8x128xf32> 4 KiB temporary from stablehlo.exponential at test.mlir:3:3; "

@@ -1,5 +1,6 @@
 #include "tpusim/compiler/pipeline.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -91,7 +92,10 @@ Status RunPipeline(ir::Module& module, const PipelineOptions& options, PassConte
   for (const PassInfo& pass : options.passes) {
     ++index;
     std::string context = "pass " + std::string(pass.name);
+    auto start = std::chrono::steady_clock::now();
     TPUSIM_RETURN_IF_ERROR(pass.run(module, ctx).WithContext(context));
+    ctx.pass_seconds.emplace_back(
+        pass.name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     TPUSIM_RETURN_IF_ERROR(
         verify::VerifyModule(module).WithContext("the module after " + context + " is invalid"));
     if (!options.dump_dir.empty()) {

@@ -77,4 +77,6 @@ const HloOpcode* FindByStableHloName(std::string_view stablehlo) {
   return nullptr;
 }
 
+std::span<const HloOpcode> AllHloOpcodes() { return kOpcodes; }
+
 }  // namespace tpusim::frontend

@@ -4,6 +4,7 @@
 #ifndef TPUSIM_FRONTEND_HLO_OPCODES_H_
 #define TPUSIM_FRONTEND_HLO_OPCODES_H_
 
+#include <span>
 #include <string_view>
 
 namespace tpusim::frontend {
@@ -17,6 +18,8 @@ struct HloOpcode {
 const HloOpcode* FindByHloName(std::string_view hlo);
 // The entry for a StableHLO op name, or null.
 const HloOpcode* FindByStableHloName(std::string_view stablehlo);
+// Every entry.
+std::span<const HloOpcode> AllHloOpcodes();
 
 }  // namespace tpusim::frontend
 

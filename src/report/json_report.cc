@@ -62,7 +62,10 @@ json OpJson(const OpTotal& t) {
 }
 
 json CompileJson(const CompileInfo& c) {
-  return {{"seconds", c.seconds}, {"cache", c.cache}, {"passes", c.passes}, {"notes", c.notes}};
+  json pass_seconds = json::object();
+  for (const auto& [pass, seconds] : c.pass_seconds) pass_seconds[pass] = seconds;
+  return {{"seconds", c.seconds},   {"cache", c.cache}, {"passes", c.passes},
+          {"pass_seconds", pass_seconds}, {"notes", c.notes}};
 }
 
 }  // namespace

@@ -73,7 +73,13 @@ void PaddingWaste(std::ostringstream& os, const Summary& s) {
 
 void Compilation(std::ostringstream& os, const CompileInfo& c) {
   os << "compile: " << FormatSeconds(c.seconds) << " (cache " << c.cache << "), passes:";
-  for (const std::string& p : c.passes) os << " " << p;
+  if (c.pass_seconds.empty()) {
+    for (const std::string& p : c.passes) os << " " << p;
+  }
+  for (size_t i = 0; i < c.pass_seconds.size(); ++i) {
+    os << (i ? ", " : " ") << c.pass_seconds[i].first << " "
+       << FormatSeconds(c.pass_seconds[i].second);
+  }
   os << "\n";
   for (const std::string& note : c.notes) os << "  " << note << "\n";
   if (c.memory != nullptr) os << MemoryText(*c.memory);

@@ -71,6 +71,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Compiler::RunPasses(const ir::M
   TPUSIM_RETURN_IF_ERROR(compiler::RunPipeline(*program->module, pipeline, ctx));
   for (const auto& p : passes) program->passes.emplace_back(p.name);
   program->notes = std::move(ctx.notes);
+  program->pass_seconds = std::move(ctx.pass_seconds);
   program->memory = std::move(ctx.memory);
   ++compilations_[entry];
   return std::shared_ptr<const CompiledProgram>(std::move(program));

@@ -250,6 +250,9 @@ report::CompileInfo CompileInfoOf(const CompileResult& compiled, const Compiler&
   report::CompileInfo info{.seconds = compiled.seconds,
                            .cache = options.use_cache ? CacheResultName(compiled.cache) : "off",
                            .passes = p.passes,
+                           .pass_seconds = compiled.cache == CacheResult::kCompiled
+                                               ? p.pass_seconds
+                                               : decltype(p.pass_seconds){},
                            .notes = p.notes,
                            .memory = p.memory ? &*p.memory : nullptr};
   for (const std::string& w : compiler.warnings()) info.notes.push_back("warning: " + w);

@@ -77,7 +77,7 @@ StatusOr<Tensor> Tensor::Allocate(const ir::Type& type) {
   std::memset(buffer->data, 0, alloc == 0 ? 64 : alloc);
   Tensor t;
   t.valid_ = true;
-  t.type_ = type;
+  t.type_ = type.WithDefaultLayout();
   t.size_bytes_ = bytes;
   t.buffer_ = std::move(buffer);
   return t;

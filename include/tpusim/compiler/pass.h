@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tpusim/base/status.h"
@@ -22,6 +23,8 @@ struct PassContext {
   std::string entry;                   // the entry function, kept by every pass
   std::optional<MemoryPlan> memory;    // set by buffer-assignment
   std::vector<std::string> notes;      // for the report: what passes decided
+  // Wall time of each pass run, in order (set by RunPipeline).
+  std::vector<std::pair<std::string, double>> pass_seconds;
 };
 
 // Passes, in pipeline order. Each keeps the entry function and the values it

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tpusim/compiler/memory_plan.h"
@@ -52,6 +53,7 @@ struct CompileInfo {
   double seconds = 0;
   std::string cache;                // "miss", "memory hit", "disk hit" or "off"
   std::vector<std::string> passes;  // in the order run
+  std::vector<std::pair<std::string, double>> pass_seconds;  // when they ran now
   std::vector<std::string> notes;   // the passes' notes and compiler warnings
   const compiler::MemoryPlan* memory = nullptr;  // null: no buffer assignment
 };

@@ -40,6 +40,8 @@ struct CompiledProgram {
   std::unique_ptr<ir::Module> module;
   std::string entry;                            // function to run
   std::vector<std::string> passes;              // names, in the order run
+  // Each pass's wall time when it ran; empty for a program from the disk cache.
+  std::vector<std::pair<std::string, double>> pass_seconds;
   std::vector<std::string> notes;               // what the passes decided
   std::optional<compiler::MemoryPlan> memory;   // from buffer-assignment
 };

@@ -35,7 +35,9 @@ class Tensor {
  public:
   Tensor() = default;  // an empty value; valid() is false
 
-  // A zero-filled array of `type`. REQUIRES: type.is_tensor().
+  // A zero-filled array of `type`, whose layout it drops: values are logical
+  // row-major arrays, and layouts only say how the TPU would store them.
+  // REQUIRES: type.is_tensor().
   static StatusOr<Tensor> Allocate(const ir::Type& type);
   // The value of a dense elements attribute (splats are expanded).
   static StatusOr<Tensor> FromAttribute(const ir::Attribute& dense);
