@@ -5,7 +5,8 @@
 // splat constant. The folded ops are removed; constants they no longer use
 // are left for dce.
 //
-// What it does not fold: results over kMaxFoldedBytes in all; ops with side
+// What it does not fold: results over kMaxFoldedBytes in all; broadcasts and
+// iotas of more than one element (cheaper computed where used); ops with side
 // effects or symbol references (calls, composites, custom_call); per-process
 // values (replica_id, partition_id); implementation-defined bits
 // (rng_bit_generator); optimization_barrier (it exists to stop this); matmul-
@@ -50,13 +51,24 @@ bool IsConstant(const ir::Operation& op) { return op.name_str() == "stablehlo.co
 
 bool IsConstant(ir::Value v) { return v.defining_op() != nullptr && IsConstant(*v.defining_op()); }
 
+// Broadcasts and iotas cost nothing where they are used (fusion clones them
+// into each kernel), while folded they would become arrays in HBM; XLA leaves
+// them unfolded for the same reason.
+bool MaterializesArray(const ir::Operation& op) {
+  bool expands =
+      op.name_str() == "stablehlo.broadcast_in_dim" || op.name_str() == "stablehlo.iota";
+  return expands && op.num_results() == 1 && op.result(0).type().is_tensor() &&
+         op.result(0).type().num_elements() > 1;
+}
+
 // Whether `op`'s kind may be folded, whatever its operands.
 bool FoldableKind(const ir::Operation& op) {
   for (std::string_view name : kNeverFolded) {
     if (op.name_str() == name) return false;
   }
   const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
-  return def != nullptr && def->eval && !def->control_flow && !op.attrs().Has("precision_config");
+  return def != nullptr && def->eval && !def->control_flow &&
+         !op.attrs().Has("precision_config") && !MaterializesArray(op);
 }
 
 bool SmallTensorResults(const ir::Operation& op) {

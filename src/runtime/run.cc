@@ -289,9 +289,9 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, SelectChip(options));
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
-  std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
   Compiler compiler(options.compile);
   TPUSIM_ASSIGN_OR_RETURN(CompileResult compiled, compiler.Compile(*module, f->name(), chip));
+  std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
   const ir::Module& program = *compiled.program->module;
   std::optional<timing::Timeline> timeline;
   if (options.timing_only) {
