@@ -1,3 +1,4 @@
+#include "testing/test_util.h"
 #include "tpusim/compiler/buffer_assignment.h"
 
 #include <gtest/gtest.h>
@@ -16,24 +17,15 @@
 namespace tpusim::compiler {
 namespace {
 
+using test::ParseVerified;
+using test::V5e;
+
 // f32[8,128] fills one (8,128) tile exactly: 4 KiB.
 constexpr int64_t kTile = 4096;
 
-std::unique_ptr<ir::Module> Parse(std::string_view text) {
-  auto module = frontend::ParseStableHlo(text, "test.mlir");
-  EXPECT_TRUE(module.ok()) << module.status().ToString();
-  if (!module.ok()) return nullptr;
-  Status verified = verify::VerifyModule(**module);
-  EXPECT_TRUE(verified.ok()) << verified.ToString();
-  for (const auto& f : (*module)->functions()) f->Renumber();
-  return std::move(module).value();
-}
-
-hw::ChipSpec V5e() { return hw::FindPreset("v5e").value(); }
-
 // The plan of @main, or a default plan after a test failure.
 MemoryPlan PlanMain(std::string_view text) {
-  std::unique_ptr<ir::Module> module = Parse(text);
+  std::unique_ptr<ir::Module> module = ParseVerified(text);
   if (module == nullptr) return {};
   StatusOr<MemoryPlan> plan = PlanMemory(*module, *module->Lookup("main"), V5e());
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
@@ -226,7 +218,7 @@ func.func @main(%a: tensor<8x128xf32>) -> tensor<8x128xf32> {
 }
 
 TEST(BufferAssignment, RecursionIsUnimplemented) {
-  std::unique_ptr<ir::Module> module = Parse(R"(
+  std::unique_ptr<ir::Module> module = ParseVerified(R"(
 func.func @main(%a: tensor<8x128xf32>) -> tensor<8x128xf32> {
   %c = func.call @main(%a) : (tensor<8x128xf32>) -> tensor<8x128xf32>
   func.return %c : tensor<8x128xf32>
@@ -254,7 +246,7 @@ func.func @main(%a: tensor<8x128xf32>) -> tensor<8x128xf32> {
 }
 
 TEST(BufferAssignment, TooLargeForTheChipIsResourceExhausted) {
-  std::unique_ptr<ir::Module> module = Parse(kChain);
+  std::unique_ptr<ir::Module> module = ParseVerified(kChain);
   ASSERT_NE(module, nullptr);
   hw::ChipSpec chip = V5e();
   chip.name = "tiny";
@@ -273,7 +265,7 @@ TEST(BufferAssignment, TooLargeForTheChipIsResourceExhausted) {
 }
 
 TEST(BufferAssignment, PassAnnotatesAPlanThatPrintsAndParsesBack) {
-  std::unique_ptr<ir::Module> module = Parse(kAliases);
+  std::unique_ptr<ir::Module> module = ParseVerified(kAliases);
   ASSERT_NE(module, nullptr);
   hw::ChipSpec chip = V5e();
   PassContext ctx{.chip = &chip};
@@ -293,7 +285,7 @@ TEST(BufferAssignment, PassAnnotatesAPlanThatPrintsAndParsesBack) {
   EXPECT_EQ(main.attrs().Get("tpusim.hbm_peak_bytes").int_value(), 2 * kTile);
 
   // The dump is valid input, and planning it again gives the same plan.
-  std::unique_ptr<ir::Module> again = Parse(ir::PrintModule(*module));
+  std::unique_ptr<ir::Module> again = ParseVerified(ir::PrintModule(*module));
   ASSERT_NE(again, nullptr);
   PassContext ctx2{.chip = &chip};
   ASSERT_TRUE(RunBufferAssignment(*again, ctx2).ok());
@@ -301,7 +293,7 @@ TEST(BufferAssignment, PassAnnotatesAPlanThatPrintsAndParsesBack) {
 }
 
 TEST(BufferAssignment, PassAnnotatesBodiesAtTheirLoopsOffsets) {
-  std::unique_ptr<ir::Module> module = Parse(kWhile);
+  std::unique_ptr<ir::Module> module = ParseVerified(kWhile);
   ASSERT_NE(module, nullptr);
   hw::ChipSpec chip = V5e();
   PassContext ctx{.chip = &chip};
@@ -319,7 +311,7 @@ TEST(BufferAssignment, PassAnnotatesBodiesAtTheirLoopsOffsets) {
 }
 
 TEST(BufferAssignment, NoEntryIsNothingToPlan) {
-  std::unique_ptr<ir::Module> module = Parse(R"(
+  std::unique_ptr<ir::Module> module = ParseVerified(R"(
 func.func private @f(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
   func.return %x : tensor<8x128xf32>
 })");

@@ -12,6 +12,7 @@
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/hw/chip.h"
+#include "testing/test_util.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/timing/timing.h"
 #include "tpusim/verify/verifier.h"
@@ -19,19 +20,8 @@
 namespace tpusim::compiler {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto m = frontend::ParseStableHlo(text, "t.mlir");
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  Status verified = verify::VerifyModule(**m);
-  EXPECT_TRUE(verified.ok()) << verified.ToString();
-  return std::move(m).value();
-}
-
-const hw::ChipSpec& V5e() {
-  static const hw::ChipSpec chip = hw::FindPreset("v5e").value();
-  return chip;
-}
+using test::ParseVerified;
+using test::V5e;
 
 // Runs the pass on `module` and checks the result verifies.
 void Fuse(ir::Module& module, PassContext* ctx = nullptr) {
@@ -102,7 +92,7 @@ void ExpectSameValues(const std::vector<Tensor>& got, const std::vector<Tensor>&
 // The outline of @main after fusion, having checked that @main computes the
 // same values fused as before.
 std::string FusedOutline(const std::string& text) {
-  std::unique_ptr<ir::Module> plain = Parse(text), m = Parse(text);
+  std::unique_ptr<ir::Module> plain = ParseVerified(text), m = ParseVerified(text);
   if (m == nullptr) return "";
   Fuse(*m);
   ExpectSameValues(RunMain(*m), RunMain(*plain));
@@ -112,7 +102,7 @@ std::string FusedOutline(const std::string& text) {
 }
 
 TEST(FusionPass, AnElementwiseChainBecomesOneLoopKernel) {
-  std::unique_ptr<ir::Module> m = Parse(R"(
+  std::unique_ptr<ir::Module> m = ParseVerified(R"(
 func.func public @main(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
   %1 = stablehlo.add %x, %0 : tensor<4x8xf32>
@@ -281,7 +271,7 @@ func.func public @main(%x: tensor<8x4xf32>, %y: tensor<4x8xf32>) -> tensor<32xf3
 }
 
 TEST(FusionPass, KernelArgumentsKeepTheirOperandsLayouts) {
-  std::unique_ptr<ir::Module> m = Parse(R"(
+  std::unique_ptr<ir::Module> m = ParseVerified(R"(
 func.func public @main(%x: tensor<4x8xf32, #tpusim.layout<{0,1}>>) -> tensor<4x8xf32, #tpusim.layout<{0,1}>> {
   %0 = stablehlo.exponential %x : tensor<4x8xf32, #tpusim.layout<{0,1}>>
   %1 = stablehlo.tanh %0 : tensor<4x8xf32, #tpusim.layout<{0,1}>>
@@ -338,7 +328,7 @@ TEST(FusionPass, MlpStepOutline) {
 }
 
 TEST(FusionPass, MlpStepComputesTheSameValues) {
-  std::unique_ptr<ir::Module> plain = Parse(MlpStep()), fused = Parse(MlpStep());
+  std::unique_ptr<ir::Module> plain = ParseVerified(MlpStep()), fused = ParseVerified(MlpStep());
   ASSERT_NE(fused, nullptr);
   Fuse(*fused);
   std::vector<Tensor> want = RunMain(*plain);
@@ -362,7 +352,7 @@ Totals TimeOnV5e(const ir::Module& m) {
 }
 
 TEST(FusionPass, MakesTheMlpStepFasterWithLessHbmTraffic) {
-  std::unique_ptr<ir::Module> plain = Parse(MlpStep()), fused = Parse(MlpStep());
+  std::unique_ptr<ir::Module> plain = ParseVerified(MlpStep()), fused = ParseVerified(MlpStep());
   ASSERT_NE(fused, nullptr);
   PassContext ctx{.chip = &V5e(), .entry = "main"};
   Fuse(*fused, &ctx);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/layout_rules.h"
+#include "testing/test_util.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/hlo_parser.h"
@@ -19,19 +20,8 @@
 namespace tpusim::compiler {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto m = frontend::ParseStableHlo(text, "t.mlir");
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  Status st = verify::VerifyModule(**m);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return std::move(m).value();
-}
-
-const hw::ChipSpec& V5e() {
-  static const hw::ChipSpec chip = hw::FindPreset("v5e").value();
-  return chip;
-}
+using test::ParseVerified;
+using test::V5e;
 
 // Runs the pass on `module`, then the verifier; returns the pass's note.
 std::string Assign(ir::Module& module) {
@@ -138,7 +128,7 @@ func.func public @main(%x: tensor<3xf32>) -> tensor<3xf32> {
 )";
 
 TEST(LayoutAssignmentTest, SkinnyChainGoesColumnMajor) {
-  auto m = Parse(kSkinny);
+  auto m = ParseVerified(kSkinny);
   ASSERT_NE(m, nullptr);
   const Timed before = Time(*m);
   const std::vector<Tensor> values = RunMain(*m);
@@ -164,7 +154,7 @@ func.return %6 : {0}
 // x^T feeding an elementwise op: the transpose takes x's bytes as they lie
 // ({0,1} of [4096,3] is [3,4096] row-major) and so is free.
 TEST(LayoutAssignmentTest, TransposeIntoElementwiseBecomesBitcast) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<3x4096xf32>) -> tensor<3xf32> {
   %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<3x4096xf32>) -> tensor<4096x3xf32>
   %e = stablehlo.exponential %t : tensor<4096x3xf32>
@@ -197,7 +187,7 @@ func.func public @main(%x: tensor<3x4096xf32>) -> tensor<3xf32> {
 
 // The MXU reads either orientation, so x^T feeds the dot as x's bytes lie.
 TEST(LayoutAssignmentTest, TransposeIntoDotBecomesBitcast) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<256x128xf32>, %w: tensor<256x512xf32>) -> tensor<128x512xf32> {
   %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<256x128xf32>) -> tensor<128x256xf32>
   %d = stablehlo.dot_general %t, %w, contracting_dims = [1] x [0] : (tensor<128x256xf32>, tensor<256x512xf32>) -> tensor<128x512xf32>
@@ -216,7 +206,7 @@ func.return %3 : {1,0}
 
 // A dot needs its matrix dimensions minor: a batch-minor parameter is copied.
 TEST(LayoutAssignmentTest, DotOperandWithBatchMinorIsCopied) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%a: tensor<4x8x128xf32, #tpusim.layout<{0,2,1}>>, %b: tensor<4x128x128xf32>) -> tensor<4x8x128xf32> {
   %d = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<4x8x128xf32, #tpusim.layout<{0,2,1}>>, tensor<4x128x128xf32>) -> tensor<4x8x128xf32>
   return %d : tensor<4x8x128xf32>
@@ -235,7 +225,7 @@ func.return %3 : {2,1,0}
 // x is needed as {0,1} by two ops of the chain and e as row-major by the
 // reshape and the return: one copy each.
 TEST(LayoutAssignmentTest, OneCopyPerValueAndLayout) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<4096x3xf32>) -> (tensor<4096x3xf32>, tensor<3x4096xf32>) {
   %a = stablehlo.exponential %x : tensor<4096x3xf32>
   %b = stablehlo.log %x : tensor<4096x3xf32>
@@ -270,7 +260,7 @@ func.return %7 %8 : {1,0} {1,0}
 // The entry's parameters and results keep their layouts; a reshape of a
 // {0,1} parameter reads a row-major copy.
 TEST(LayoutAssignmentTest, EntryInterfaceKept) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<4096x3xf32, #tpusim.layout<{0,1}>>, %y: tensor<64x256xf32>) -> (tensor<4096x3xf32, #tpusim.layout<{0,1}>>, tensor<3x4096xf32>, tensor<64x256xf32>) {
   %n = stablehlo.negate %x : tensor<4096x3xf32, #tpusim.layout<{0,1}>>
   %r = stablehlo.reshape %x : (tensor<4096x3xf32, #tpusim.layout<{0,1}>>) -> tensor<3x4096xf32>
@@ -295,7 +285,7 @@ func.return %3 %4 %5 : {0,1} {1,0} {1,0}
 // Layouts inside a while body are chosen too; the body's arguments and
 // results stay row-major.
 TEST(LayoutAssignmentTest, NestedRegionsKeepRowMajorArguments) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<4096x3xf32>) -> tensor<4096x3xf32> {
   %c = stablehlo.constant dense<0> : tensor<i32>
   %0:2 = stablehlo.while(%i = %c, %v = %x) : tensor<i32>, tensor<4096x3xf32>
@@ -328,7 +318,7 @@ func.func public @main(%x: tensor<4096x3xf32>) -> tensor<4096x3xf32> {
 
 // Functions other than the entry take and return row-major arrays.
 TEST(LayoutAssignmentTest, OtherFunctionsBecomeRowMajor) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<8x3xf32>) -> tensor<8x3xf32> {
   %r = func.call @f(%x) : (tensor<8x3xf32>) -> tensor<8x3xf32>
   return %r : tensor<8x3xf32>
@@ -375,7 +365,7 @@ func.return %5 : {1,0}
 }
 
 TEST(LayoutVerifierTest, NamesTheOpBreakingARule) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<4x3xf32, #tpusim.layout<{0,1}>>) -> tensor<4x3xf32> {
   %y = stablehlo.add %x, %x : (tensor<4x3xf32, #tpusim.layout<{0,1}>>, tensor<4x3xf32, #tpusim.layout<{0,1}>>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
@@ -384,13 +374,13 @@ func.func public @main(%x: tensor<4x3xf32, #tpusim.layout<{0,1}>>) -> tensor<4x3
   ASSERT_NE(m, nullptr);
   Status st = VerifyLayouts(*m, "main");
   EXPECT_EQ(st.code(), StatusCode::kInternal);
-  EXPECT_NE(st.message().find("stablehlo.add at t.mlir:3:"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("stablehlo.add at test.mlir:3:"), std::string::npos) << st.ToString();
   Assign(*m);
   EXPECT_TRUE(VerifyLayouts(*m, "main").ok());
 }
 
 TEST(LayoutVerifierTest, RowMajorResultsOfReshapes) {
-  auto m = Parse(R"(
+  auto m = ParseVerified(R"(
 func.func public @main(%x: tensor<4x3xf32>) -> tensor<3x4xf32, #tpusim.layout<{0,1}>> {
   %y = stablehlo.reshape %x : (tensor<4x3xf32>) -> tensor<3x4xf32, #tpusim.layout<{0,1}>>
   return %y : tensor<3x4xf32, #tpusim.layout<{0,1}>>

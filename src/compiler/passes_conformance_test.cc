@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "testing/test_util.h"
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo_parser.h"
@@ -26,27 +27,10 @@ namespace tpusim::compiler {
 namespace {
 
 namespace fs = std::filesystem;
+using test::ConformanceFiles;
+using test::ReadFile;
 
 const fs::path kRoot = fs::path(TPUSIM_SHARED_DIR) / "conformance/stablehlo";
-
-std::vector<fs::path> ConformanceFiles() {
-  std::vector<fs::path> files;
-  for (const char* dir : {"testdata", "interpret", "interpret/chlo"}) {
-    if (!fs::exists(kRoot / dir)) continue;
-    for (const auto& entry : fs::directory_iterator(kRoot / dir)) {
-      if (entry.path().extension() == ".mlir") files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct Outcome {
   Status status;

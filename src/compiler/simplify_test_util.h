@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "testing/test_util.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/frontend/stablehlo_parser.h"
@@ -18,15 +19,7 @@
 
 namespace tpusim::compiler::testing {
 
-// The verified module of `text`; null (with a test failure) if invalid.
-inline std::unique_ptr<ir::Module> ParseVerified(std::string_view text) {
-  auto module = frontend::ParseStableHlo(text, "test.mlir");
-  EXPECT_TRUE(module.ok()) << module.status().ToString();
-  if (!module.ok()) return nullptr;
-  Status verified = verify::VerifyModule(**module);
-  EXPECT_TRUE(verified.ok()) << verified.ToString();
-  return verified.ok() ? std::move(*module) : nullptr;
-}
+using test::ParseVerified;
 
 // `input` after `passes` (each verified after it), printed; "" on failure.
 inline std::string AfterPasses(std::string_view input, std::initializer_list<PassFn> passes,

@@ -2,11 +2,9 @@
 // one crashes the parser.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "testing/test_util.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/ir/printer.h"
 
@@ -14,26 +12,8 @@ namespace tpusim::frontend {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<fs::path> ConformanceFiles() {
-  std::vector<fs::path> files;
-  for (const char* dir : {"testdata", "interpret", "interpret/chlo"}) {
-    fs::path root = fs::path(TPUSIM_SHARED_DIR) / "conformance/stablehlo" / dir;
-    if (!fs::exists(root)) continue;
-    for (const auto& entry : fs::directory_iterator(root)) {
-      if (entry.path().extension() == ".mlir") files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::ConformanceFiles;
+using test::ReadFile;
 
 // Quantized types are the one unsupported feature these files use.
 bool ExpectedUnsupported(const Status& s) {

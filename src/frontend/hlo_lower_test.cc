@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "frontend/hlo_test_util.h"
+#include "testing/test_util.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/timing/timing.h"
@@ -305,20 +306,13 @@ TEST(HloLowerTest, CustomCallHasNoValues) {
   EXPECT_NE(out.status().ToString().find("'my_kernel'"), std::string::npos);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The HLO spellings of one training step, before and after XLA's
 // optimizations, compute what its StableHLO spelling computes.
 class MlpStepTest : public testing::TestWithParam<const char*> {};
 
 TEST_P(MlpStepTest, MatchesTheStableHloTwin) {
-  std::string hlo = ReadFile(std::string(TPUSIM_SOURCE_DIR "/examples/") + GetParam());
-  std::string mlir = ReadFile(TPUSIM_SOURCE_DIR "/examples/mlp_step.mlir");
+  std::string hlo = test::ReadFile(std::string(TPUSIM_SOURCE_DIR "/examples/") + GetParam());
+  std::string mlir = test::ReadFile(TPUSIM_SOURCE_DIR "/examples/mlp_step.mlir");
   ASSERT_FALSE(hlo.empty());
   auto from_hlo = MustParse(hlo);
   auto from_mlir = ParseStableHlo(mlir, "mlp_step.mlir");

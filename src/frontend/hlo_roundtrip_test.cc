@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/test_util.h"
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/hlo_parser.h"
@@ -29,13 +30,7 @@ namespace tpusim::frontend {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::ReadFile;
 
 // Deterministic, varied arguments for `f`'s parameters: small integers
 // (valid indices), alternating booleans, multiples of 0.25 around zero.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/test_util.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/hw/cost_model.h"
@@ -26,6 +27,7 @@ namespace tpusim::timing {
 namespace {
 
 namespace fs = std::filesystem;
+using test::ReadFile;
 
 // Ops the conformance programs use that the model cannot price yet: it has
 // no model of the links between chips (collectives, send/recv) or to the host
@@ -54,29 +56,13 @@ struct Program {
   std::unique_ptr<ir::Module> module;
 };
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The verified conformance programs (each `// -----` case of a file is one),
 // parsed once. Programs in quantized types do not parse (tpusim does not
 // support them) and are left out.
 const std::vector<Program>& ConformancePrograms() {
   static const std::vector<Program>* programs = [] {
     auto* out = new std::vector<Program>;
-    std::vector<fs::path> files;
-    for (const char* dir : {"testdata", "interpret", "interpret/chlo"}) {
-      const fs::path root = fs::path(TPUSIM_SHARED_DIR) / "conformance/stablehlo" / dir;
-      if (!fs::exists(root)) continue;
-      for (const auto& entry : fs::directory_iterator(root)) {
-        if (entry.path().extension() == ".mlir") files.push_back(entry.path());
-      }
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
+    for (const fs::path& file : test::ConformanceFiles()) {
       for (frontend::ParsedCase& c : frontend::ParseStableHloCases(ReadFile(file), file.string())) {
         if (!c.module.ok()) continue;
         Status verified = verify::VerifyModule(**c.module);
