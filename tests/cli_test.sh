@@ -192,6 +192,16 @@ for i in 0 1 2 3 4; do
 done
 [[ $(grep '^  time ' mlir.txt) == $(grep '^  time ' hlo.txt) ]] ||
   fail "HLO time differs: $(grep '^  time ' mlir.txt hlo.txt)"
+expect_exit 0 "convert to hlo" "$tpusim" convert "$mlp" --to hlo
+mv stdout.txt mlp.hlo
+head -n 1 mlp.hlo | grep -q '^HloModule ' || fail "convert: $(head -n 2 mlp.hlo)"
+"$tpusim" run mlp.hlo --random-inputs --seed 3 --output-dir hlo2_out --no-cache >/dev/null ||
+  fail "converted HLO does not run"
+for i in 0 1 2 3 4; do
+  cmp -s "mlir_out/result$i.npy" "hlo2_out/result$i.npy" || fail "converted HLO result$i differs"
+done
+expect_exit 0 "convert back to mlir" "$tpusim" convert mlp.hlo
+grep -q '"stablehlo.dot_general"' stdout.txt || fail "convert to mlir: $(head -n 3 stdout.txt)"
 cat >bad.hlo <<'HLO'
 HloModule bad
 

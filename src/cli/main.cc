@@ -13,6 +13,7 @@
 
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/runtime/check.h"
+#include "tpusim/runtime/convert.h"
 #include "tpusim/runtime/run.h"
 
 namespace {
@@ -108,6 +109,15 @@ int Main(int argc, char** argv) {
   CLI::App* chips_cmd = app.add_subcommand("chips", "list the chip presets with their sources");
   chips_cmd->add_option("--dump", dump_chip, "print a preset as a TOML chip file to edit");
 
+  std::string convert_program, convert_to = "mlir";
+  CLI::App* convert_cmd =
+      app.add_subcommand("convert", "print a program as StableHLO (generic MLIR) or XLA HLO text");
+  convert_cmd->add_option("program", convert_program, "StableHLO or XLA HLO text file")
+      ->required();
+  convert_cmd->add_option("--to", convert_to, "mlir or hlo")
+      ->check(CLI::IsMember({"mlir", "hlo"}))
+      ->capture_default_str();
+
   std::vector<std::string> check_files;
   EvalFlags check_flags;
   CLI::App* check_cmd = app.add_subcommand("check", "run the check cases of test files");
@@ -134,6 +144,14 @@ int Main(int argc, char** argv) {
     auto chip = tpusim::hw::FindPreset(dump_chip);
     if (!chip.ok()) return Fail(chip.status());
     std::fputs(tpusim::hw::DumpChipToml(*chip).c_str(), stdout);
+    return 0;
+  }
+  if (*convert_cmd) {
+    auto text = tpusim::runtime::ConvertProgram(
+        convert_program, convert_to == "hlo" ? tpusim::runtime::TextFormat::kHlo
+                                             : tpusim::runtime::TextFormat::kMlir);
+    if (!text.ok()) return Fail(text.status());
+    std::fputs(text->c_str(), stdout);
     return 0;
   }
   if (*run_cmd && run.compile.passes == "list") {

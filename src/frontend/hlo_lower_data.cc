@@ -71,18 +71,20 @@ StatusOr<HloValue> Iota(L& l, const HloInstruction& inst) {
   return Single(l, inst, "stablehlo.iota", {}, {{"iota_dimension", I64(dim)}});
 }
 
-StatusOr<HloValue> Broadcast(L& l, const HloInstruction& inst) {
+// One operand and HLO's `dimensions={...}`, which `op` calls `attr`.
+StatusOr<HloValue> WithDimensions(L& l, const HloInstruction& inst, std::string_view op,
+                                  std::string_view attr) {
   TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> dims, AttrInts(l, inst, "dimensions"));
-  return Single(l, inst, "stablehlo.broadcast_in_dim", {l.Operand(inst, 0)},
-                {{"broadcast_dimensions", I64Array(dims)}});
+  return Single(l, inst, op, {l.Operand(inst, 0)}, {{std::string(attr), I64Array(dims)}});
+}
+
+StatusOr<HloValue> Broadcast(L& l, const HloInstruction& inst) {
+  return WithDimensions(l, inst, "stablehlo.broadcast_in_dim", "broadcast_dimensions");
 }
 
 StatusOr<HloValue> Transpose(L& l, const HloInstruction& inst) {
-  TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> perm, AttrInts(l, inst, "dimensions"));
-  return Single(l, inst, "stablehlo.transpose", {l.Operand(inst, 0)},
-                {{"permutation", I64Array(perm)}});
+  return WithDimensions(l, inst, "stablehlo.transpose", "permutation");
 }
 
 // The dimensions of `t` from major to minor: its physical order.
@@ -207,10 +209,7 @@ StatusOr<HloValue> Pad(L& l, const HloInstruction& inst) {
 }
 
 StatusOr<HloValue> Reverse(L& l, const HloInstruction& inst) {
-  TPUSIM_RETURN_IF_ERROR(l.ExpectOperands(inst, 1));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> dims, AttrInts(l, inst, "dimensions"));
-  return Single(l, inst, "stablehlo.reverse", {l.Operand(inst, 0)},
-                {{"dimensions", I64Array(dims)}});
+  return WithDimensions(l, inst, "stablehlo.reverse", "dimensions");
 }
 
 StatusOr<HloValue> DynamicSlice(L& l, const HloInstruction& inst) {
