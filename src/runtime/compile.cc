@@ -1,5 +1,6 @@
 #include "tpusim/runtime/compile.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "runtime/compile_cache.h"
