@@ -108,7 +108,8 @@ void FusionAndMemory(const char* name, const tpusim::ir::Module& module,
   Timed unfused = CompileAndTime(module, chip, false);
   using tpusim::report::FormatBytes;
   using tpusim::report::FormatSeconds;
-  std::printf("%s on %s: fused %s in %zu kernels, unfused %s in %zu ops: %.2f x faster; "
+  std::printf("%s on %s: fused %s in %zu launches (ops or kernels), unfused %s in %zu: "
+              "%.2f x faster; "
               "HBM traffic %s vs %s (%.2f x less)\n",
               name, chip.name.c_str(), FormatSeconds(fused.seconds).c_str(), fused.kernels,
               FormatSeconds(unfused.seconds).c_str(), unfused.kernels,
