@@ -106,17 +106,6 @@ Operation* Block::InsertBefore(Operation* pos, std::unique_ptr<Operation> op) {
   return ops_.insert(it, std::move(op))->get();
 }
 
-std::unique_ptr<Operation> Block::Remove(Operation* op) {
-  for (auto it = ops_.begin(); it != ops_.end(); ++it) {
-    if (it->get() != op) continue;
-    std::unique_ptr<Operation> out = std::move(*it);
-    ops_.erase(it);
-    out->parent_ = nullptr;
-    return out;
-  }
-  return nullptr;
-}
-
 std::vector<std::unique_ptr<Operation>> Block::TakeOps() {
   std::vector<std::unique_ptr<Operation>> out = std::move(ops_);
   ops_.clear();

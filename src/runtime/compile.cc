@@ -60,10 +60,9 @@ int Compiler::compilations(std::string_view entry) const {
   return it == compilations_.end() ? 0 : it->second;
 }
 
-StatusOr<std::shared_ptr<const CompiledProgram>> Compiler::RunPasses(const ir::Module& module,
-                                                                     const std::string& entry,
-                                                                     const hw::ChipSpec& chip) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<compiler::PassInfo> passes, Passes(options_));
+StatusOr<std::shared_ptr<const CompiledProgram>> Compiler::RunPasses(
+    const ir::Module& module, const std::string& entry, const hw::ChipSpec& chip,
+    const std::vector<compiler::PassInfo>& passes) {
   auto program = std::make_shared<CompiledProgram>();
   program->module = ir::CloneModule(module);
   program->entry = entry;
@@ -100,7 +99,7 @@ StatusOr<CompileResult> Compiler::Compile(const ir::Module& module, const std::s
   if (f == nullptr) return NotFound("no function @" + entry + " to compile");
   TPUSIM_ASSIGN_OR_RETURN(std::vector<compiler::PassInfo> passes, Passes(options_));
   CompileResult result;
-  result.key = CacheKey(module, entry, chip, passes);
+  if (options_.use_cache) result.key = CacheKey(module, entry, chip, passes);
   bool lookup = options_.use_cache && options_.dump_dir.empty();
   if (auto it = memory_cache_.find(result.key); lookup && it != memory_cache_.end()) {
     result.program = it->second;
@@ -109,10 +108,14 @@ StatusOr<CompileResult> Compiler::Compile(const ir::Module& module, const std::s
     result.program = std::move(loaded);
     result.cache = CacheResult::kDiskHit;
   } else {
-    TPUSIM_ASSIGN_OR_RETURN(result.program, RunPasses(module, entry, chip));
-    if (options_.use_cache) StoreCompiled(options_.cache_dir, result.key, *result.program);
+    TPUSIM_ASSIGN_OR_RETURN(result.program, RunPasses(module, entry, chip, passes));
   }
-  if (options_.use_cache) memory_cache_[result.key] = result.program;
+  if (options_.use_cache && result.cache != CacheResult::kMemoryHit) {
+    memory_cache_[result.key] = result.program;
+    if (result.cache == CacheResult::kCompiled) {
+      StoreCompiled(options_.cache_dir, result.key, *result.program);
+    }
+  }
   NoteSignature(*f);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

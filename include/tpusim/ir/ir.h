@@ -157,8 +157,6 @@ class Block {
   //
   // Inserts `op` before `pos` (at the end if null); returns it.
   Operation* InsertBefore(Operation* pos, std::unique_ptr<Operation> op);
-  // Detaches `op` and hands it over; its results keep their users.
-  std::unique_ptr<Operation> Remove(Operation* op);
   // Detaches every op, in order, leaving the block empty.
   std::vector<std::unique_ptr<Operation>> TakeOps();
 

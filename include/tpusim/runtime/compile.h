@@ -18,6 +18,7 @@
 
 #include "tpusim/base/status.h"
 #include "tpusim/compiler/memory_plan.h"
+#include "tpusim/compiler/pipeline.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ir/ir.h"
 
@@ -53,7 +54,8 @@ struct CompileResult {
   std::shared_ptr<const CompiledProgram> program;
   CacheResult cache = CacheResult::kCompiled;
   double seconds = 0;  // wall time of Compile, cache lookup included
-  std::string key;     // hex SHA-256 of everything the result depends on
+  std::string key;     // hex SHA-256 of everything the result depends on; empty
+                       // when the cache is off
 };
 
 class Compiler {
@@ -75,9 +77,9 @@ class Compiler {
   static constexpr int kRecompileWarningThreshold = 3;
 
  private:
-  StatusOr<std::shared_ptr<const CompiledProgram>> RunPasses(const ir::Module& module,
-                                                             const std::string& entry,
-                                                             const hw::ChipSpec& chip);
+  StatusOr<std::shared_ptr<const CompiledProgram>> RunPasses(
+      const ir::Module& module, const std::string& entry, const hw::ChipSpec& chip,
+      const std::vector<compiler::PassInfo>& passes);
   void NoteSignature(const ir::Function& f);
 
   CompileOptions options_;
