@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev   # Debian's dnnl CMake config requires OpenCL; the
                                    # package only recommends it
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libssl-dev
+  libopenmpi-dev openmpi-bin   # mpirun -np K tpusim run: a slice over K processes
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev   # libFuzzer and sanitizer runtimes
   python3-numpy           # test oracle for .npy files

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tpusim/compiler/pipeline.h"
+#include "tpusim/mpi/world.h"
 #include "tpusim/runtime/check.h"
 #include "tpusim/runtime/convert.h"
 #include "tpusim/runtime/run.h"
@@ -183,8 +184,14 @@ int Main(int argc, char** argv) {
     if (run.program.empty()) return Fail("run: a program file is required (see tpusim --help)", 2);
     run.eval = run_flags.Options();
     if (trip_count >= 0) run.trip_count = trip_count;
+    auto world = tpusim::mpi::World::JoinIfLaunched(&argc, &argv);
+    if (!world.ok()) return Fail(world.status());
+    run.world = world->get();
     Status st = tpusim::runtime::RunProgram(run, stdout);
-    return st.ok() ? 0 : Fail(st);
+    if (st.ok()) return 0;
+    // Under mpirun every process fails alike (runtime/run.h); one says so.
+    if (run.world && !run.world->primary()) return st.ExitCode();
+    return Fail(st);
   }
   for (const std::string& file : check_files) {
     if (!std::ifstream(file)) return Fail("cannot open " + file, 2);

@@ -17,17 +17,17 @@ StatusOr<std::vector<std::vector<Tensor>>> RunGrid(const ir::Module& module,
   const int64_t replicas = grid.num_replicas(), partitions = grid.num_partitions();
   std::vector<StatusOr<std::vector<Tensor>>> results(
       n, Status(StatusCode::kInternal, "process did not run"));
-  auto run = [&](size_t id) {
-    const int64_t r = static_cast<int64_t>(id) / partitions;
-    const int64_t p = static_cast<int64_t>(id) % partitions;
+  auto run = [&](size_t i) {
+    const ops::ProcessId id = program.first + static_cast<ops::ProcessId>(i);
+    const int64_t r = id / partitions, p = id % partitions;
     Interpreter process(module, options, ProcessPlace{r, p, replicas, partitions, &grid});
-    if (id < program.observers.size()) process.set_observer(program.observers[id]);
-    results[id] = process.Run(program.functions[id], program.args[id]);
-    if (!results[id].ok()) {
-      grid.Abort(results[id].status().WithContext("process (" + std::to_string(r) + ", " +
-                                                  std::to_string(p) + ")"));
+    if (i < program.observers.size()) process.set_observer(program.observers[i]);
+    results[i] = process.Run(program.functions[i], program.args[i]);
+    if (!results[i].ok()) {
+      grid.Abort(results[i].status().WithContext("process (" + std::to_string(r) + ", " +
+                                                 std::to_string(p) + ")"));
     }
-    grid.Finish(static_cast<ops::ProcessId>(id));
+    grid.Finish(id);
   };
   std::vector<std::thread> threads;
   for (size_t id = 0; id < n; ++id) {
@@ -35,7 +35,9 @@ StatusOr<std::vector<std::vector<Tensor>>> RunGrid(const ir::Module& module,
       threads.emplace_back(run, id);
     } catch (const std::system_error& e) {
       grid.Abort(ResourceExhausted(std::string("cannot start a process thread: ") + e.what()));
-      for (size_t rest = id; rest < n; ++rest) grid.Finish(static_cast<ops::ProcessId>(rest));
+      for (size_t rest = id; rest < n; ++rest) {
+        grid.Finish(program.first + static_cast<ops::ProcessId>(rest));
+      }
       break;
     }
   }

@@ -51,7 +51,8 @@ Status Collectives::Wait(std::unique_lock<std::mutex>& lock, ProcessId self,
 }
 
 void Collectives::CheckDeadlockLocked() {
-  if (!error_.ok() || waiting_.empty()) return;
+  // With a link, waiting on another host is normal and its state unknown.
+  if (!error_.ok() || waiting_.empty() || link_ != nullptr) return;
   if (static_cast<int64_t>(waiting_.size()) + finished_ < num_processes()) return;
   std::string msg = "deadlock between processes:";
   for (const auto& [id, what] : waiting_) {
@@ -63,6 +64,30 @@ void Collectives::CheckDeadlockLocked() {
   cv_.notify_all();
 }
 
+void Collectives::Attach(GridLink* link) { link_ = link; }
+
+std::shared_ptr<Collectives::Meeting> Collectives::MeetingLocked(
+    const std::string& key, const std::vector<ProcessId>& group) {
+  std::shared_ptr<Meeting>& slot = meetings_[key];
+  if (!slot) {
+    slot = std::make_shared<Meeting>();
+    slot->expected = group.size();
+    // Only this host's members read the values; the rest read their own copy.
+    slot->readers_left = link_ == nullptr
+                             ? group.size()
+                             : std::count_if(group.begin(), group.end(), [&](ProcessId p) {
+                                 return link_->HostOf(p) == link_->self_host();
+                               });
+  }
+  return slot;
+}
+
+void Collectives::MaybeCompleteLocked(Meeting& m, const std::vector<ProcessId>& group) {
+  if (m.values.size() != m.expected) return;
+  for (ProcessId p : group) waiting_.erase(p);
+  cv_.notify_all();
+}
+
 StatusOr<std::vector<std::vector<Tensor>>> Collectives::Exchange(
     const std::vector<ProcessId>& group, ProcessId self, const std::string& key,
     std::vector<Tensor> values) {
@@ -70,18 +95,26 @@ StatusOr<std::vector<std::vector<Tensor>>> Collectives::Exchange(
   const std::string group_key = key + " " + IdList(group);
   int64_t use = uses_[std::to_string(self) + " " + group_key]++;
   const std::string meeting_key = group_key + " #" + std::to_string(use);
-  std::shared_ptr<Meeting>& slot = meetings_[meeting_key];
-  if (!slot) {
-    slot = std::make_shared<Meeting>();
-    slot->expected = group.size();
-    slot->readers_left = group.size();
+  if (link_ != nullptr) {
+    // Posting may block until the peer host takes the values, and its
+    // receiver needs mu_ to deliver them.
+    lock.unlock();
+    std::vector<int> hosts;
+    for (ProcessId p : group) {
+      int h = link_->HostOf(p);
+      if (h == link_->self_host() || std::count(hosts.begin(), hosts.end(), h)) continue;
+      hosts.push_back(h);
+      Status posted = link_->Post(h, meeting_key, group, self, values);
+      if (!posted.ok()) {
+        Abort(posted);
+        return posted;
+      }
+    }
+    lock.lock();
   }
-  std::shared_ptr<Meeting> m = slot;
+  std::shared_ptr<Meeting> m = MeetingLocked(meeting_key, group);
   m->values[self] = std::move(values);
-  if (m->values.size() == m->expected) {
-    for (ProcessId p : group) waiting_.erase(p);
-    cv_.notify_all();
-  }
+  MaybeCompleteLocked(*m, group);
   TPUSIM_RETURN_IF_ERROR(Wait(lock, self, key + " with processes " + IdList(group),
                               [&] { return m->values.size() == m->expected; }));
   std::vector<std::vector<Tensor>> out;
@@ -91,7 +124,19 @@ StatusOr<std::vector<std::vector<Tensor>>> Collectives::Exchange(
   return out;
 }
 
-void Collectives::Send(int64_t channel, std::vector<Tensor> values) {
+void Collectives::Deliver(const std::string& meeting, const std::vector<ProcessId>& group,
+                          ProcessId from, std::vector<Tensor> values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Meeting> m = MeetingLocked(meeting, group);
+  m->values[from] = std::move(values);
+  MaybeCompleteLocked(*m, group);
+}
+
+Status Collectives::Send(int64_t channel, std::vector<Tensor> values) {
+  if (link_ != nullptr) {
+    return Unimplemented("send/recv on channel " + std::to_string(channel) +
+                         " in a grid spread over several processes (mpirun); run it in one");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   channels_[channel].push_back(std::move(values));
   const std::string tag = "recv on channel " + std::to_string(channel);
@@ -102,6 +147,7 @@ void Collectives::Send(int64_t channel, std::vector<Tensor> values) {
     }
   }
   cv_.notify_all();
+  return Status::Ok();
 }
 
 StatusOr<std::vector<Tensor>> Collectives::Recv(int64_t channel, ProcessId self) {
@@ -143,10 +189,14 @@ void Collectives::Finish(ProcessId self) {
   CheckDeadlockLocked();
 }
 
-void Collectives::Abort(const Status& status) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (error_.ok()) error_ = status;
-  cv_.notify_all();
+void Collectives::Abort(const Status& status, bool from_remote) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.ok()) return;
+    error_ = status;
+    cv_.notify_all();
+  }
+  if (link_ != nullptr && !from_remote) link_->PostAbort(status);
 }
 
 Status Collectives::FirstError() {

@@ -50,8 +50,8 @@ TEST(Collectives, SendRecvPairUpInOrder) {
   std::vector<int32_t> got;
   RunGrid(grid, [&](ProcessId p) {
     if (p == 0) {
-      grid.Send(7, {Scalar(1)});
-      grid.Send(7, {Scalar(2)});
+      EXPECT_TRUE(grid.Send(7, {Scalar(1)}).ok());
+      EXPECT_TRUE(grid.Send(7, {Scalar(2)}).ok());
       return;
     }
     for (int i = 0; i < 2; ++i) got.push_back(grid.Recv(7, p).value()[0].data<int32_t>()[0]);
@@ -108,6 +108,81 @@ TEST(Collectives, InfeedIsFifoAndEmptyIsAnError) {
   EXPECT_EQ(grid.PopInfeed().value()[0].data<int32_t>()[0], 1);
   EXPECT_EQ(grid.PopInfeed().value()[0].data<int32_t>()[0], 2);
   EXPECT_EQ(grid.PopInfeed().status().code(), StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace tpusim::ops
+
+namespace tpusim::ops {
+namespace {
+
+// Two hosts in one address space: each link hands what it posts straight to
+// the other host's Collectives, as an MPI link would over the wire.
+class DirectLink : public GridLink {
+ public:
+  DirectLink(int self, int64_t split) : self_(self), split_(split) {}
+  void Connect(Collectives* peer) { peer_ = peer; }
+  int HostOf(ProcessId p) const override { return p < split_ ? 0 : 1; }
+  int self_host() const override { return self_; }
+  Status Post(int host, const std::string& meeting, const std::vector<ProcessId>& group,
+              ProcessId from, const std::vector<Tensor>& values) override {
+    EXPECT_NE(host, self_);
+    ++posts;
+    peer_->Deliver(meeting, group, from, values);
+    return Status::Ok();
+  }
+  void PostAbort(const Status& status) override { peer_->Abort(status, /*from_remote=*/true); }
+  int posts = 0;
+
+ private:
+  int self_;
+  int64_t split_;
+  Collectives* peer_ = nullptr;
+};
+
+TEST(CollectivesOverHosts, ExchangeMeetsAcrossHosts) {
+  Collectives host0(1, 4), host1(1, 4);
+  DirectLink link0(0, 1), link1(1, 1);  // process 0 on host 0; 1-3 on host 1
+  link0.Connect(&host1);
+  link1.Connect(&host0);
+  host0.Attach(&link0);
+  host1.Attach(&link1);
+  std::vector<std::vector<int32_t>> seen(4);
+  std::vector<std::thread> threads;
+  for (ProcessId p = 0; p < 4; ++p) {
+    Collectives& mine = p == 0 ? host0 : host1;
+    threads.emplace_back([&, p] {
+      for (int round = 0; round < 2; ++round) {
+        auto all =
+            mine.Exchange({0, 1, 2, 3}, p, "k", {Scalar(static_cast<int32_t>(10 * round + p))});
+        ASSERT_TRUE(all.ok()) << all.status().message();
+        for (const auto& v : *all) seen[p].push_back(v[0].data<int32_t>()[0]);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (ProcessId p = 0; p < 4; ++p) {
+    EXPECT_EQ(seen[p], (std::vector<int32_t>{0, 1, 2, 3, 10, 11, 12, 13})) << p;
+  }
+  // Each process posts once per round to the one other host.
+  EXPECT_EQ(link0.posts, 2);
+  EXPECT_EQ(link1.posts, 6);
+}
+
+TEST(CollectivesOverHosts, AbortReachesTheOtherHostAndSendIsRefused) {
+  Collectives host0(1, 2), host1(1, 2);
+  DirectLink link0(0, 1), link1(1, 1);
+  link0.Connect(&host1);
+  link1.Connect(&host0);
+  host0.Attach(&link0);
+  host1.Attach(&link1);
+  EXPECT_EQ(host0.Send(3, {Scalar(1)}).code(), StatusCode::kUnimplemented);
+  Status waited;
+  std::thread waiter([&] { waited = host1.Exchange({0, 1}, 1, "k", {Scalar(1)}).status(); });
+  host0.Abort(InvalidArgument("process 0 failed"));
+  waiter.join();
+  EXPECT_EQ(waited.message(), "process 0 failed");
+  EXPECT_EQ(host1.FirstError().message(), "process 0 failed");
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ int64_t Channel(const ir::Operation& op) {
 StatusOr<std::vector<Tensor>> EvalSend(EvalContext& ctx, const ir::Operation& op,
                                        std::span<const Tensor> operands) {
   TPUSIM_ASSIGN_OR_RETURN(Collectives * grid, RequireGrid(ctx, op));
-  grid->Send(Channel(op), Payload(operands));
+  TPUSIM_RETURN_IF_ERROR(grid->Send(Channel(op), Payload(operands)));
   return std::vector<Tensor>{Tensor::Token()};
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/slice_setup.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/io/file.h"
+#include "tpusim/mpi/world.h"
 #include "tpusim/report/report.h"
 #include "tpusim/runtime/load.h"
 #include "tpusim/timing/timing.h"
@@ -52,7 +53,9 @@ StatusOr<timing::Timeline> RunWithValues(const ir::Module& compiled, const ir::F
       return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
     }
   }
-  TPUSIM_RETURN_IF_ERROR(WriteResults(results, {}, options.output_dir, out));
+  if (options.world == nullptr || options.world->primary()) {
+    TPUSIM_RETURN_IF_ERROR(WriteResults(results, {}, options.output_dir, out));
+  }
   return timeline;
 }
 
@@ -113,8 +116,12 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
                             pod::CollectivePricer::Create(*slice, grid.replicas, grid.partitions));
     TPUSIM_RETURN_IF_ERROR(pricer->Prepare(program));
   }
-  std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
-  if (slice) std::fprintf(out, "slice: %s\n", DescribeSlice(*slice, grid).c_str());
+  // Under mpirun every process computes alike; process 0 alone speaks.
+  const bool speaks = options.world == nullptr || options.world->primary();
+  if (speaks) {
+    std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
+    if (slice) std::fprintf(out, "slice: %s\n", DescribeSlice(*slice, grid).c_str());
+  }
   pod::CollectivePricer* pod = pricer ? &*pricer : nullptr;
   std::optional<timing::Timeline> timeline;
   if (options.timing_only) {
@@ -129,6 +136,7 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   } else {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(program, *f, options, chip, pod, out));
   }
+  if (!speaks) return Status::Ok();
   report::CompileInfo info = CompileInfoOf(compiled, compiler, options.compile);
   report::Summary summary = report::Summarize(*timeline);
   std::string text = report::TextReport(*timeline, summary, &info);

@@ -1,12 +1,15 @@
 #include "runtime/run_devices.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
 
+#include "mpi/wire.h"
 #include "runtime/run_io.h"
 #include "tpusim/exec/grid.h"
 #include "tpusim/ir/sharding.h"
+#include "tpusim/mpi/world.h"
 #include "tpusim/report/report.h"
 #include "tpusim/timing/timing.h"
 
@@ -75,10 +78,11 @@ void InsertTile(const Tensor& tile, const ir::Shape& offset, Tensor& global) {
   });
 }
 
-// Every device's arguments, from the global inputs.
+// The arguments of devices [first, last), from the global inputs.
 StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
                                                       const ir::Function& f,
-                                                      const RunOptions& options, int64_t devices) {
+                                                      const RunOptions& options, int64_t first,
+                                                      int64_t last) {
   const std::vector<ir::Type>& types = f.type().inputs;
   std::vector<Sharding> shardings;
   std::vector<ir::Type> global_types;
@@ -88,11 +92,12 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
     shardings.push_back(std::move(s));
   }
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> global, Inputs(f, options, global_types));
-  std::vector<std::vector<Tensor>> args(devices);
-  for (int64_t d = 0; d < devices; ++d) {
+  std::vector<std::vector<Tensor>> args;
+  for (int64_t d = first; d < last; ++d) {
+    std::vector<Tensor>& mine = args.emplace_back();
     for (size_t i = 0; i < types.size(); ++i) {
       if (!Tiled(shardings[i]) || !types[i].is_tensor()) {
-        args[d].push_back(global[i]);
+        mine.push_back(global[i]);
         continue;
       }
       auto offset = TileOffset(*shardings[i], types[i].shape(), d);
@@ -102,7 +107,7 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
       }
       TPUSIM_ASSIGN_OR_RETURN(Tensor tile, Tensor::Allocate(types[i]));
       ExtractTile(global[i], *offset, tile);
-      args[d].push_back(std::move(tile));
+      mine.push_back(std::move(tile));
     }
   }
   return args;
@@ -139,6 +144,37 @@ Status WriteDeviceResults(const ir::Module& source, const ir::Function& f,
   return WriteResults(results, names, options.output_dir, out);
 }
 
+// What the devices of an mpirun job computed, on process 0: each process
+// sends its devices' results and times in device order.
+struct DeviceOutcomes {
+  std::vector<std::vector<Tensor>> results;
+  std::vector<double> seconds;
+};
+
+StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local) {
+  if (world == nullptr) return local;
+  std::string bytes;
+  mpi::WriteInt(static_cast<int64_t>(local.results.size()), bytes);
+  for (size_t d = 0; d < local.results.size(); ++d) {
+    mpi::WriteInt(std::bit_cast<int64_t>(local.seconds[d]), bytes);
+    mpi::WriteTensors(local.results[d], bytes);
+  }
+  local = {};
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> parts, world->Gather(bytes));
+  DeviceOutcomes all;
+  for (const std::string& part : parts) {
+    std::string_view in(part);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, mpi::ReadInt(in));
+    for (int64_t d = 0; d < n; ++d) {
+      TPUSIM_ASSIGN_OR_RETURN(int64_t seconds, mpi::ReadInt(in));
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, mpi::ReadTensors(in));
+      all.seconds.push_back(std::bit_cast<double>(seconds));
+      all.results.push_back(std::move(results));
+    }
+  }
+  return all;
+}
+
 }  // namespace
 
 StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Module& source,
@@ -150,27 +186,44 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
     return Unimplemented("values on " + std::to_string(n) + " devices: at most " +
                          std::to_string(exec::kMaxGridProcesses) + " (time it with --timing-only)");
   }
-  exec::GridProgram program;
-  TPUSIM_ASSIGN_OR_RETURN(program.args, DeviceArgs(source, f, options, n));
-  program.functions.assign(n, f.name());
+  // Under mpirun this process runs devices [first, last) of the n.
+  mpi::World* world = options.world;
+  const int64_t first = world ? world->FirstProcess(world->rank(), n) : 0;
+  const int64_t last = world ? world->FirstProcess(world->rank() + 1, n) : n;
+  exec::GridProgram program{.first = first};
+  {
+    auto args = DeviceArgs(source, f, options, first, last);
+    // Reading inputs may fail on one process alone; the others must not wait.
+    TPUSIM_RETURN_IF_ERROR(world ? world->Agree(args.status()) : args.status());
+    program.args = std::move(*args);
+  }
+  program.functions.assign(last - first, f.name());
   std::vector<timing::Timeline> timelines(
-      n, timing::Timeline(chip, options.overlap, pod ? &pod->slice() : nullptr));
+      last - first, timing::Timeline(chip, options.overlap, pod ? &pod->slice() : nullptr));
   std::vector<std::unique_ptr<timing::TimingObserver>> observers;
-  for (int64_t d = 0; d < n; ++d) {
-    observers.push_back(std::make_unique<timing::TimingObserver>(&timelines[d], options.eval, pod));
+  for (timing::Timeline& t : timelines) {
+    observers.push_back(std::make_unique<timing::TimingObserver>(&t, options.eval, pod));
     program.observers.push_back(observers.back().get());
   }
   ops::Collectives collectives(grid.replicas, grid.partitions);
-  TPUSIM_ASSIGN_OR_RETURN(auto results,
-                          exec::RunGrid(compiled, options.eval, collectives, program));
-  TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, results, options, out));
-  auto [fastest, slowest] = std::minmax_element(
-      timelines.begin(), timelines.end(), [](const timing::Timeline& a, const timing::Timeline& b) {
-        return a.total_seconds() < b.total_seconds();
-      });
+  StatusOr<std::vector<std::vector<Tensor>>> results = [&] {
+    std::optional<mpi::HostLink> link;  // its end waits for every process's grid
+    if (world) {
+      link.emplace(*world, collectives);
+      collectives.Attach(&*link);
+    }
+    return exec::RunGrid(compiled, options.eval, collectives, program);
+  }();
+  TPUSIM_RETURN_IF_ERROR(results.status());
+  DeviceOutcomes local{.results = std::move(*results)};
+  for (const timing::Timeline& t : timelines) local.seconds.push_back(t.total_seconds());
+  TPUSIM_ASSIGN_OR_RETURN(DeviceOutcomes all, GatherOutcomes(world, std::move(local)));
+  if (world && !world->primary()) return std::move(timelines[0]);
+  TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, all.results, options, out));
+  auto [fastest, slowest] = std::minmax_element(all.seconds.begin(), all.seconds.end());
   timelines[0].AddNote("the report is device 0's; the " + std::to_string(n) + " devices took " +
-                       report::FormatSeconds(fastest->total_seconds()) + " to " +
-                       report::FormatSeconds(slowest->total_seconds()));
+                       report::FormatSeconds(*fastest) + " to " + report::FormatSeconds(*slowest) +
+                       (world ? " (over " + std::to_string(world->size()) + " processes)" : ""));
   return std::move(timelines[0]);
 }
 

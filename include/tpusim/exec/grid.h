@@ -17,17 +17,21 @@ namespace tpusim::exec {
 // Processes a grid may have: one thread each.
 inline constexpr int64_t kMaxGridProcesses = 1024;
 
+// The processes first, first + 1, ... (replica-major ids) of a grid: all of
+// them, or those of one host when the grid spans hosts (ops::GridLink).
 struct GridProgram {
-  std::vector<std::string> functions;     // per process (replica-major)
+  ops::ProcessId first = 0;
+  std::vector<std::string> functions;     // per process
   std::vector<std::vector<Tensor>> args;  // per process
   std::vector<OpObserver*> observers;     // per process, or empty; entries may be null
 };
 
-// Runs process id = replica * partitions + partition of `grid` on its own
-// thread, evaluating program.functions[id] on program.args[id]; returns
-// each process's results. The first process to fail stops the others, and
-// its error (naming the process) is returned. kResourceExhausted past
-// kMaxGridProcesses. REQUIRES: grid's size matches the program's.
+// Runs each process id = replica * partitions + partition of `program` on
+// its own thread, evaluating program.functions[i] on program.args[i]
+// (i = id - program.first); returns each one's results. The first process to
+// fail stops the others, and its error (naming the process) is returned.
+// kResourceExhausted past kMaxGridProcesses. REQUIRES: the processes lie in
+// the grid.
 StatusOr<std::vector<std::vector<Tensor>>> RunGrid(const ir::Module& module,
                                                    const ops::EvalOptions& options,
                                                    ops::Collectives& grid,

@@ -29,6 +29,26 @@ namespace tpusim::ops {
 // A process's place as one number: replica_id * num_partitions + partition_id.
 using ProcessId = int64_t;
 
+// How a grid spread over several OS processes (hosts; `mpirun -np K`) reaches
+// the processes that run elsewhere. Each host runs some of the grid's
+// processes against its own Collectives; a host's link carries what its
+// processes contribute to a meeting to the other hosts of the meeting's
+// group, and hands what arrives to Collectives::Deliver. See tpusim/mpi.
+class GridLink {
+ public:
+  virtual ~GridLink() = default;
+  // The host that runs grid process `p`, and this host.
+  virtual int HostOf(ProcessId p) const = 0;
+  virtual int self_host() const = 0;
+  // Carries process `from`'s `values` for meeting `meeting` of `group` to
+  // `host`. May block until `host` takes them; never call with a lock held
+  // that Deliver needs.
+  virtual Status Post(int host, const std::string& meeting, const std::vector<ProcessId>& group,
+                      ProcessId from, const std::vector<Tensor>& values) = 0;
+  // Tells every other host that the grid failed.
+  virtual void PostAbort(const Status& status) = 0;
+};
+
 class Collectives {
  public:
   Collectives(int64_t num_replicas, int64_t num_partitions);
@@ -49,9 +69,20 @@ class Collectives {
                                                       ProcessId self, const std::string& key,
                                                       std::vector<Tensor> values);
 
+  // Spreads the grid over hosts: from now on only the processes with
+  // link->HostOf(p) == link->self_host() run here. Deadlocks that span hosts
+  // are not detected (no host sees every process). REQUIRES: called before
+  // any process starts; `link` outlives this object.
+  void Attach(GridLink* link);
+  // What another host's process `from` contributed to `meeting` of `group`;
+  // called by the link.
+  void Deliver(const std::string& meeting, const std::vector<ProcessId>& group, ProcessId from,
+               std::vector<Tensor> values);
+
   // Point-to-point channels: Send queues `values` on `channel` and returns at
   // once; Recv blocks until a value is queued and takes the oldest.
-  void Send(int64_t channel, std::vector<Tensor> values);
+  // kUnimplemented when the grid spans hosts: the receiver is not known.
+  Status Send(int64_t channel, std::vector<Tensor> values);
   StatusOr<std::vector<Tensor>> Recv(int64_t channel, ProcessId self);
 
   // The grid's infeed: filled before the processes start, read by infeed ops
@@ -65,12 +96,18 @@ class Collectives {
   // Marks `self` as finished; others can no longer wait on it.
   void Finish(ProcessId self);
   // Stops the grid: every blocked and later blocking call fails. The first
-  // status given wins and is what FirstError() returns.
-  void Abort(const Status& status);
+  // status given wins and is what FirstError() returns. Other hosts are told
+  // unless `from_remote` (the abort came from one).
+  void Abort(const Status& status, bool from_remote = false);
   Status FirstError();
 
  private:
   struct Meeting;
+  // The meeting `key` of `group`, created if new. REQUIRES: mu_.
+  std::shared_ptr<Meeting> MeetingLocked(const std::string& key,
+                                         const std::vector<ProcessId>& group);
+  // Wakes the members of `m`'s group if every value has come. REQUIRES: mu_.
+  void MaybeCompleteLocked(Meeting& m, const std::vector<ProcessId>& group);
   // Waits on cv_ until `ready()` holds. `what` describes the wait for
   // deadlock messages. REQUIRES: mu_ held through `lock`.
   template <typename Ready>
@@ -81,6 +118,7 @@ class Collectives {
 
   const int64_t num_replicas_;
   const int64_t num_partitions_;
+  GridLink* link_ = nullptr;
   std::mutex mu_;
   std::condition_variable cv_;
   Status error_;

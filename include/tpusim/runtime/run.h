@@ -14,6 +14,10 @@
 #include "tpusim/ops/op_def.h"
 #include "tpusim/runtime/compile.h"
 
+namespace tpusim::mpi {
+class World;
+}
+
 namespace tpusim::runtime {
 
 struct RunOptions {
@@ -43,6 +47,11 @@ struct RunOptions {
 
   // Compilation: passes, fusion, cache, dumps.
   CompileOptions compile;
+
+  // The mpirun job this process is part of (tpusim/mpi/world.h), or null.
+  // The slice's devices are spread over its processes; process 0 alone
+  // writes results, reports and traces.
+  mpi::World* world = nullptr;
 };
 
 // Compiles the program for the chip (runtime/compile.h), runs the compiled
