@@ -10,6 +10,7 @@
 #include "tpusim/hw/mxu.h"
 #include "tpusim/hw/systolic_array.h"
 #include "tpusim/pod/collective_cost.h"
+#include "tpusim/report/report.h"
 #include "tpusim/timing/timing.h"
 #include "tpusim/verify/verifier.h"
 
@@ -72,10 +73,18 @@ void SliceTimingSpeed() {
                 (prepared.ok() ? timeline.status() : prepared).ToString().c_str());
     return;
   }
+  // The report's slice section sums every link's bytes and lists every device.
+  t0 = Clock::now();
+  timeline->set_devices(std::vector<tpusim::timing::DeviceTotals>(devices, timeline->Totals()));
+  tpusim::report::Summary summary = tpusim::report::Summarize(*timeline);
+  const std::string report = tpusim::report::JsonReport(*timeline, summary);
+  const double report_s = Seconds(t0);
   std::printf(
       "timing-only on v5p-4096 (2048 chips): %zu ops (%d all_reduce) timed in %.3f s, "
-      "collectives routed in %.3f s (target: seconds)\n",
-      timeline->events().size(), layers + layers / 10, time_s, prepare_s);
+      "collectives routed in %.3f s, JSON report (%zu links, %d devices) in %.3f s "
+      "(target: seconds)\n",
+      timeline->events().size(), layers + layers / 10, time_s, prepare_s,
+      static_cast<size_t>(slice->ici_links()), devices, report_s);
 }
 
 void FastModelSpeedup() {

@@ -19,7 +19,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-mpi() { local np=$1; shift; mpirun --oversubscribe -np "$np" "$@"; }
+# In the sanitizer build, leak checking is off under mpirun: Open MPI keeps
+# allocations past MPI_Finalize in plugins it has unloaded by then, which
+# LeakSanitizer can neither name nor suppress. Address and UB checks stay on;
+# tpusim's own code is leak-checked by the single-process tests.
+mpi() {
+  local np=$1; shift
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    timeout 120 mpirun --oversubscribe -np "$np" "$@"
+}
 
 $py - <<'PY'
 import numpy as np
@@ -31,7 +39,8 @@ np.save("w2.npy", (r.standard_normal((4096, 1024)) / 64).astype(np.float32))
 PY
 
 # same_run NAME NP ARGS...: one process and NP processes print the same
-# report (but for the note that says how many processes) and write the same files.
+# report (but for the note that says how many processes ran) and write the
+# same files.
 same_run() {
   local name=$1 np=$2; shift 2
   "$tpusim" run "$@" --no-cache --output-dir "one_$name" --report-json "one_$name.json" \
@@ -40,10 +49,10 @@ same_run() {
     --report-json "many_$name.json" >"many_$name.txt" 2>"many_$name.err" ||
     fail "$name: $np processes: $(tail -n 2 "many_$name.err")"
   [[ -s "many_$name.err" ]] && fail "$name: $np processes wrote to stderr: $(head -n 3 "many_$name.err")"
-  diff <(sed -e "s/one_$name/DIR/; s/ (over $np processes)//; /^compile: /d" "one_$name.txt") \
-       <(sed -e "s/many_$name/DIR/; s/ (over $np processes)//; /^compile: /d" "many_$name.txt") \
+  diff <(sed -e "s/one_$name/DIR/; /devices ran over/d; /^compile: /d" "one_$name.txt") \
+       <(sed -e "s/many_$name/DIR/; /devices ran over/d; /^compile: /d" "many_$name.txt") \
     >/dev/null || fail "$name: reports differ: $(diff "one_$name.txt" "many_$name.txt" | head -n 6)"
-  grep -q "(over $np processes)" "many_$name.txt" || fail "$name: no note of the processes"
+  grep -q "devices ran over $np processes" "many_$name.txt" || fail "$name: no note of the processes"
   [[ $(ls "one_$name" 2>/dev/null) == $(ls "many_$name" 2>/dev/null) ]] ||
     fail "$name: different files: $(ls "one_$name") vs $(ls "many_$name")"
   for f in "one_$name"/*; do
@@ -100,7 +109,7 @@ module @m attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32
   }
 }
 MLIR
-timeout 60 mpirun --oversubscribe -np 2 "$tpusim" run fails_on_5.mlir --slice v5e-8 \
+mpi 2 "$tpusim" run fails_on_5.mlir --slice v5e-8 \
   --random-inputs --output-dir fail_out --no-cache >fail.txt 2>fail.err
 code=$?
 [[ $code == 3 ]] || fail "failing device: exit $code, want 3: $(cat fail.err)"

@@ -120,9 +120,12 @@ StatusOr<HloValue> CustomCall(L& l, const HloInstruction& inst) {
   if (std::string_view s = AttrWord(inst, "sharding"); !s.empty()) {
     op->attrs().Set("mhlo.sharding", Attribute::String(std::string(s)));
   }
+  // Kept as text, quoted or {dictionary}: foreign kernels read their settings from it.
   if (std::string_view config = AttrWord(inst, "backend_config"); config.starts_with("\"")) {
     TPUSIM_ASSIGN_OR_RETURN(std::string text, AttrString(l, inst, "backend_config"));
     op->attrs().Set("backend_config", Attribute::String(std::move(text)));
+  } else if (config.starts_with("{")) {
+    op->attrs().Set("backend_config", Attribute::String(std::string(config)));
   }
   return l.ResultOf(inst, op);
 }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 
+#include "ops/foreign_kernels.h"
 #include "ops/op_util.h"
 #include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
@@ -303,11 +304,14 @@ StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext&, const ir::Operation& 
   return std::vector<Tensor>{};
 }
 
-// The check targets are test scaffolding; any other target is foreign code
-// whose cost tpusim can only bound by its operands and results (the timing
-// engine notes that it did so).
+// The check targets are test scaffolding; any other target is foreign code,
+// priced by its algorithm when tpusim knows the kernel (foreign_kernels.h)
+// and otherwise bounded by its operands and results alone (the timing
+// engine notes which).
 Work CustomCallWork(const ir::Operation& op) {
-  if (CallTarget(op).rfind("check.", 0) == 0) return NoWork(op);
+  const std::string target = CallTarget(op);
+  if (target.rfind("check.", 0) == 0) return NoWork(op);
+  if (std::optional<Work> known = ForeignKernelWork(op, target)) return *std::move(known);
   return ReadsAndWrites(op);
 }
 

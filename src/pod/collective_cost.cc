@@ -19,7 +19,7 @@ class LinkLoads {
   explicit LinkLoads(const Slice& s)
       : s_(s),
         rank_(s.topology.rank()),
-        ici_(static_cast<size_t>(s.total_chips()) * rank_ * 2, 0.0),
+        ici_(static_cast<size_t>(s.LinkSlots()), 0.0),
         dcn_out_(s.total_chips(), 0.0),
         dcn_in_(dcn_out_.size(), 0.0),
         axis_bytes_(rank_, 0.0) {}
@@ -43,6 +43,7 @@ class LinkLoads {
       c.dcn_bytes += dcn_out_[i];
     }
     c.axis_bytes = axis_bytes_;
+    c.link_loads = std::make_shared<const std::vector<double>>(ici_);
     for (double v : axis_bytes_) c.ici_bytes += v;
     c.ici_seconds = c.max_link_bytes / s_.chip.ici.link_bytes_per_s;
     c.dcn_seconds = dcn_port / s_.chip.slice.dcn_bytes_per_s_per_chip;
@@ -75,7 +76,7 @@ class LinkLoads {
       }
       for (int64_t k = 0; k < steps && bytes > 0; ++k) {
         const int64_t chip = pa.slice * chips + s_.ChipIndex(pa);
-        ici_[(chip * rank_ + axis) * 2 + (dir > 0 ? 0 : 1)] += bytes;
+        ici_[s_.LinkIndex(chip, axis, dir > 0)] += bytes;
         pa.coords[axis] = (pa.coords[axis] + dir + n) % n;
       }
       pa.coords[axis] = pb.coords[axis];
@@ -87,7 +88,7 @@ class LinkLoads {
 
   const Slice& s_;
   const int rank_;
-  std::vector<double> ici_;  // ((slice chip) * rank + axis) * 2 + direction
+  std::vector<double> ici_;  // by Slice::LinkIndex
   std::vector<double> dcn_out_, dcn_in_;
   std::vector<double> axis_bytes_;
 };
@@ -193,6 +194,7 @@ CollectiveCost Scaled(CollectiveCost c, double factor) {
   for (double& v : c.axis_bytes) v *= factor;
   for (double& v : c.axis_seconds) v *= factor;
   c.dcn_bytes *= factor;
+  c.link_scale *= factor;
   c.seconds = c.ici_seconds + c.dcn_seconds + c.latency_seconds;
   return c;
 }

@@ -55,14 +55,16 @@ int64_t Slice::hosts() const {
   return (chips() + per_host - 1) / per_host;
 }
 
+int64_t Slice::AxisLinks(int axis) const {
+  const int64_t d = topology.dims[axis];
+  const int64_t per_line = topology.wrap[axis] && d > 2 ? d : d - 1;
+  return chips() / d * per_line * 2 * num_slices;
+}
+
 int64_t Slice::ici_links() const {
   int64_t links = 0;
-  for (int a = 0; a < topology.rank(); ++a) {
-    const int64_t d = topology.dims[a];
-    const int64_t per_line = topology.wrap[a] && d > 2 ? d : d - 1;
-    links += chips() / d * per_line * 2;
-  }
-  return links * num_slices;
+  for (int a = 0; a < topology.rank(); ++a) links += AxisLinks(a);
+  return links;
 }
 
 int64_t Slice::num_devices() const { return total_chips() * chip.DevicesPerChip(); }

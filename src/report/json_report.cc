@@ -2,6 +2,7 @@
 
 #include "report/fusion_section.h"
 #include "report/memory_section.h"
+#include "report/slice_section.h"
 #include "tpusim/report/report.h"
 
 namespace tpusim::report {
@@ -100,16 +101,7 @@ std::string JsonReport(const timing::Timeline& timeline, const Summary& s,
               {"notes", timeline.notes()},
               {"ops", ops}};
   doc["fusions"] = FusionSectionJson(timeline);
-  if (const auto& slice = timeline.slice()) {
-    doc["slice"] = {{"name", slice->name},
-                    {"topology", slice->topology.ToString()},
-                    {"chips", slice->total_chips()},
-                    {"devices", slice->num_devices()},
-                    {"ici_links", slice->ici_links()},
-                    {"ici_bytes", s.ici_bytes},
-                    {"dcn_bytes", s.dcn_bytes},
-                    {"ici_link_utilization", s.ici_link_utilization}};
-  }
+  if (timeline.slice()) doc["slice"] = SliceSectionJson(timeline, s);
   if (compile != nullptr) {
     doc["compile"] = CompileJson(*compile);
     if (compile->memory != nullptr) doc["memory"] = MemoryJson(*compile->memory);

@@ -12,6 +12,38 @@ std::string NameOf(const ir::Operation& op) {
   return op.name_str();
 }
 
+// Bytes on every directed ICI link: each pattern's shared loads once, times
+// the bytes of all the executions that used it.
+std::vector<double> LinkBytes(const timing::Timeline& timeline) {
+  std::vector<double> bytes;
+  if (!timeline.slice()) return bytes;
+  bytes.assign(static_cast<size_t>(timeline.slice()->LinkSlots()), 0.0);
+  std::unordered_map<const std::vector<double>*, double> scale;
+  for (const timing::OpEvent& e : timeline.events()) {
+    if (e.cost.ici_link_loads) {
+      scale[e.cost.ici_link_loads.get()] += e.cost.ici_link_scale * static_cast<double>(e.count);
+    }
+  }
+  for (const auto& [loads, factor] : scale) {
+    for (size_t i = 0; i < loads->size() && i < bytes.size(); ++i) bytes[i] += (*loads)[i] * factor;
+  }
+  return bytes;
+}
+
+void SummarizeDevices(const timing::Timeline& timeline, Summary& s) {
+  const auto& devices = timeline.devices();
+  if (devices.empty()) return;
+  double flops = 0;
+  for (const timing::DeviceTotals& d : devices) {
+    s.slice_seconds = std::max(s.slice_seconds, d.seconds);
+    flops += static_cast<double>(d.flops);
+  }
+  if (s.slice_seconds > 0) {
+    s.slice_mfu =
+        flops / (static_cast<double>(devices.size()) * s.peak_flops_per_s * s.slice_seconds);
+  }
+}
+
 }  // namespace
 
 Summary Summarize(const timing::Timeline& timeline) {
@@ -60,6 +92,8 @@ Summary Summarize(const timing::Timeline& timeline) {
       s.unpriced.push_back(e.op->name_str());
     }
   }
+  s.link_bytes = LinkBytes(timeline);
+  SummarizeDevices(timeline, s);
   if (s.total_seconds > 0) {
     s.achieved_flops_per_s = static_cast<double>(s.flops) / s.total_seconds;
     s.mfu = s.achieved_flops_per_s / s.peak_flops_per_s;
@@ -101,6 +135,12 @@ std::string Scaled(double v, const char* unit) {
 }  // namespace
 
 std::string FormatBytes(double bytes) { return Scaled(bytes, "B"); }
+
+std::string FormatPercent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
+  return buf;
+}
 
 std::string FormatAmount(double amount, const char* unit) { return Scaled(amount, unit); }
 

@@ -4,16 +4,11 @@
 
 #include "report/fusion_section.h"
 #include "report/memory_section.h"
+#include "report/slice_section.h"
 #include "tpusim/report/report.h"
 
 namespace tpusim::report {
 namespace {
-
-std::string Percent(double x) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.1f%%", x * 100);
-  return buf;
-}
 
 std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
@@ -30,7 +25,8 @@ void TimeBy(std::ostringstream& os, const Summary& s) {
     if (s.bound_seconds[b] == 0) continue;
     os << "  " << hw::BoundName(static_cast<hw::Bound>(b)) << " "
        << FormatSeconds(s.bound_seconds[b]);
-    if (s.total_seconds > 0) os << " (" << Percent(s.bound_seconds[b] / s.total_seconds) << ")";
+    if (s.total_seconds > 0)
+      os << " (" << FormatPercent(s.bound_seconds[b] / s.total_seconds) << ")";
   }
   os << "\n";
 }
@@ -46,9 +42,9 @@ void TopOps(std::ostringstream& os, const Summary& s) {
     if (t.seconds == 0) break;
     std::string what = t.op->name_str() + (t.count > 1 ? " x" + std::to_string(t.count) : "");
     os << "  " << Pad(FormatSeconds(t.seconds), 10) << " "
-       << Pad(s.total_seconds > 0 ? Percent(t.seconds / s.total_seconds) : "", 7) << " "
-       << Pad(hw::BoundName(t.bound), 8) << " " << Pad(t.name, 8) << " " << Pad(what, 28)
-       << " " << t.location << "\n";
+       << Pad(s.total_seconds > 0 ? FormatPercent(t.seconds / s.total_seconds) : "", 7) << " "
+       << Pad(hw::BoundName(t.bound), 8) << " " << Pad(t.name, 8) << " " << Pad(what, 28) << " "
+       << t.location << "\n";
   }
 }
 
@@ -65,7 +61,7 @@ void PaddingWaste(std::ostringstream& os, const Summary& s) {
   for (size_t i = 0; i < ops.size() && i < 5; ++i) {
     const OpTotal& t = *ops[i];
     double share = t.hbm_bytes > 0 ? static_cast<double>(t.padding_bytes) / t.hbm_bytes : 0;
-    os << "  " << Pad(FormatBytes(t.padding_bytes), 10) << " " << Pad(Percent(share), 7)
+    os << "  " << Pad(FormatBytes(t.padding_bytes), 10) << " " << Pad(FormatPercent(share), 7)
        << " of its traffic  " << Pad(t.name, 8) << " " << Pad(t.op->name_str(), 28) << " "
        << t.location << "\n";
   }
@@ -93,14 +89,13 @@ std::string TextReport(const timing::Timeline& timeline, const Summary& s,
   std::ostringstream os;
   os << "chip: " << chip.name << " - " << chip.description << "\n"
      << "  time             " << FormatSeconds(s.total_seconds) << "\n"
-     << "  work             " << FormatAmount(static_cast<double>(s.flops), "FLOP")
-     << ", achieved "
+     << "  work             " << FormatAmount(static_cast<double>(s.flops), "FLOP") << ", achieved "
      << FormatRate(s.achieved_flops_per_s, "FLOP") << " of "
-     << FormatRate(s.peak_flops_per_s, "FLOP") << " peak (MFU " << Percent(s.mfu) << ")\n"
-     << "  MXU utilization  " << Percent(s.mxu_utilization) << "\n"
+     << FormatRate(s.peak_flops_per_s, "FLOP") << " peak (MFU " << FormatPercent(s.mfu) << ")\n"
+     << "  MXU utilization  " << FormatPercent(s.mxu_utilization) << "\n"
      << "  HBM              " << FormatBytes(static_cast<double>(s.hbm_bytes)) << " moved, "
      << FormatRate(s.total_seconds > 0 ? s.hbm_bytes / s.total_seconds : 0, "B") << " ("
-     << Percent(s.hbm_bandwidth_utilization) << " of "
+     << FormatPercent(s.hbm_bandwidth_utilization) << " of "
      << FormatRate(chip.memory.hbm_bytes_per_s, "B") << ")\n"
      << "  padding          " << FormatBytes(static_cast<double>(s.padding_bytes))
      << " of the traffic is tile padding";
@@ -109,18 +104,12 @@ std::string TextReport(const timing::Timeline& timeline, const Summary& s,
        << " re-read because working sets exceed VMEM";
   }
   os << "\n";
-  if (const auto& slice = timeline.slice()) {
-    os << "  slice            " << slice->name << ", " << slice->total_chips()
-       << " chips; collectives moved " << FormatBytes(s.ici_bytes) << " over its "
-       << slice->ici_links() << " ICI links (" << Percent(s.ici_link_utilization) << " busy)";
-    if (s.dcn_bytes > 0) os << " and " << FormatBytes(s.dcn_bytes) << " over DCN";
-    os << "\n";
-  }
+  os << SliceSectionText(timeline, s);
   const double collectives = s.bound_seconds[static_cast<int>(hw::Bound::kIci)];
   if (collectives > 0) {
     os << "  communication    " << FormatSeconds(collectives) << " in collectives, "
        << FormatSeconds(s.exposed_communication_seconds) << " of it exposed ("
-       << Percent(std::max(0.0, 1 - s.exposed_communication_seconds / collectives))
+       << FormatPercent(std::max(0.0, 1 - s.exposed_communication_seconds / collectives))
        << " hidden by compute)\n";
   }
   TimeBy(os, s);

@@ -137,6 +137,10 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(program, *f, options, chip, pod, out));
   }
   if (!speaks) return Status::Ok();
+  // One SPMD program: a timing-only run stands for every device alike.
+  if (slice && timeline->devices().empty()) {
+    timeline->set_devices(std::vector<timing::DeviceTotals>(grid.size(), timeline->Totals()));
+  }
   report::CompileInfo info = CompileInfoOf(compiled, compiler, options.compile);
   report::Summary summary = report::Summarize(*timeline);
   std::string text = report::TextReport(*timeline, summary, &info);

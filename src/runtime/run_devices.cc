@@ -148,7 +148,7 @@ Status WriteDeviceResults(const ir::Module& source, const ir::Function& f,
 // sends its devices' results and times in device order.
 struct DeviceOutcomes {
   std::vector<std::vector<Tensor>> results;
-  std::vector<double> seconds;
+  std::vector<timing::DeviceTotals> totals;
 };
 
 StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local) {
@@ -156,7 +156,10 @@ StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local)
   std::string bytes;
   mpi::WriteInt(static_cast<int64_t>(local.results.size()), bytes);
   for (size_t d = 0; d < local.results.size(); ++d) {
-    mpi::WriteInt(std::bit_cast<int64_t>(local.seconds[d]), bytes);
+    const timing::DeviceTotals& t = local.totals[d];
+    mpi::WriteInt(std::bit_cast<int64_t>(t.seconds), bytes);
+    mpi::WriteInt(std::bit_cast<int64_t>(t.exposed_communication_seconds), bytes);
+    mpi::WriteInt(t.flops, bytes);
     mpi::WriteTensors(local.results[d], bytes);
   }
   local = {};
@@ -167,8 +170,12 @@ StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local)
     TPUSIM_ASSIGN_OR_RETURN(int64_t n, mpi::ReadInt(in));
     for (int64_t d = 0; d < n; ++d) {
       TPUSIM_ASSIGN_OR_RETURN(int64_t seconds, mpi::ReadInt(in));
+      TPUSIM_ASSIGN_OR_RETURN(int64_t exposed, mpi::ReadInt(in));
+      TPUSIM_ASSIGN_OR_RETURN(int64_t flops, mpi::ReadInt(in));
       TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, mpi::ReadTensors(in));
-      all.seconds.push_back(std::bit_cast<double>(seconds));
+      all.totals.push_back({.seconds = std::bit_cast<double>(seconds),
+                            .exposed_communication_seconds = std::bit_cast<double>(exposed),
+                            .flops = flops});
       all.results.push_back(std::move(results));
     }
   }
@@ -216,14 +223,15 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
   }();
   TPUSIM_RETURN_IF_ERROR(results.status());
   DeviceOutcomes local{.results = std::move(*results)};
-  for (const timing::Timeline& t : timelines) local.seconds.push_back(t.total_seconds());
+  for (const timing::Timeline& t : timelines) local.totals.push_back(t.Totals());
   TPUSIM_ASSIGN_OR_RETURN(DeviceOutcomes all, GatherOutcomes(world, std::move(local)));
   if (world && !world->primary()) return std::move(timelines[0]);
   TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, all.results, options, out));
-  auto [fastest, slowest] = std::minmax_element(all.seconds.begin(), all.seconds.end());
-  timelines[0].AddNote("the report is device 0's; the " + std::to_string(n) + " devices took " +
-                       report::FormatSeconds(*fastest) + " to " + report::FormatSeconds(*slowest) +
-                       (world ? " (over " + std::to_string(world->size()) + " processes)" : ""));
+  if (world) {
+    timelines[0].AddNote("the " + std::to_string(n) + " devices ran over " +
+                         std::to_string(world->size()) + " processes (mpirun)");
+  }
+  timelines[0].set_devices(std::move(all.totals));
   return std::move(timelines[0]);
 }
 

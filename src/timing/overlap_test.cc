@@ -58,3 +58,28 @@ TEST(OverlapTest, IndependentComputeHidesTheCollective) {
 
 }  // namespace
 }  // namespace tpusim::timing
+
+namespace tpusim::timing {
+namespace {
+
+// A loop body timed as blocks of 32 executions per op (timing-only mode)
+// overlaps as each iteration would: collective 3 beside matmul 2, then three
+// ops of 1 after the collective's result: 32 x (max(3, 2) + 3).
+TEST(OverlapTest, ALoopBodyOverlapsAsEachIterationWould) {
+  auto module = test::ParseVerified(kIndependent);
+  auto slice = pod::FindSlice("v5e-8");
+  Timeline t(slice->chip, /*overlap=*/true, &*slice);
+  for (const auto& op : module->Lookup("main")->entry().ops()) {
+    if (op->name_str() == "func.return") continue;
+    hw::OpCost cost;
+    const bool collective = op->name_str() == "stablehlo.all_reduce";
+    cost.seconds = collective ? 3 : op->name_str() == "stablehlo.dot_general" ? 2 : 1;
+    cost.bound = collective ? hw::Bound::kIci : hw::Bound::kMxu;
+    t.Append(*op, cost, true, 32);
+  }
+  EXPECT_DOUBLE_EQ(t.total_seconds(), 32 * 6);
+  EXPECT_DOUBLE_EQ(t.exposed_communication_seconds(), 32 * 1);
+}
+
+}  // namespace
+}  // namespace tpusim::timing

@@ -15,7 +15,10 @@ void Timeline::Append(const ir::Operation& op, const hw::OpCost& cost, bool pric
     if (it != ready_s_.end()) operands_ready = std::max(operands_ready, it->second);
   }
   double end;
-  if (overlap_ && count == 1 && cost.bound == hw::Bound::kIci) {
+  // `count` executions stand for a loop's iterations, each op's back to
+  // back; laying a collective's block beside the compute blocks that follow
+  // it gives the time that overlapping it in every iteration would.
+  if (overlap_ && cost.bound == hw::Bound::kIci) {
     e.start_s = std::max(operands_ready, ici_end_s_);
     end = ici_end_s_ = e.start_s + e.seconds();
   } else {
@@ -28,6 +31,13 @@ void Timeline::Append(const ir::Operation& op, const hw::OpCost& cost, bool pric
   }
   for (int i = 0; i < op.num_results(); ++i) ready_s_[op.result(i).impl()] = end;
   events_.push_back(e);
+}
+
+DeviceTotals Timeline::Totals() const {
+  DeviceTotals t{.seconds = total_seconds(),
+                 .exposed_communication_seconds = exposed_communication_seconds()};
+  for (const OpEvent& e : events_) t.flops += e.cost.flops * e.count;
+  return t;
 }
 
 }  // namespace tpusim::timing

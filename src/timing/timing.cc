@@ -34,6 +34,8 @@ hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op, const ops:
     c.ici_bytes = collective->ici_bytes;
     c.dcn_bytes = collective->dcn_bytes;
     c.dcn_seconds = collective->dcn_seconds;
+    c.ici_link_loads = collective->link_loads;
+    c.ici_link_scale = collective->link_scale;
     for (size_t a = 0; a < collective->axis_seconds.size() && a < 3; ++a) {
       c.ici_axis_seconds[a] = collective->axis_seconds[a];
     }
@@ -43,8 +45,9 @@ hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op, const ops:
 
 namespace {
 
-// A custom call runs code tpusim does not have: its price is only its
-// operand and result traffic. Says so once per target.
+// A custom call runs code tpusim does not have: its price is a known
+// kernel's algorithm or else only its operand and result traffic. Says which
+// once per target.
 void NoteCustomCall(const ir::Operation& op, Timeline* timeline) {
   if (op.name_str() != "stablehlo.custom_call") return;
   ir::Attribute target = op.attr("call_target_name");
@@ -58,9 +61,15 @@ void NoteCustomCall(const ir::Operation& op, Timeline* timeline) {
   const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
   if (def == nullptr || def->work == nullptr) return;
   ops::Work work = def->work(op);
-  timeline->AddNote(prefix + "at " + op.loc().ToString() + " timed from its shapes (reads " +
-                    std::to_string(work.bytes_read()) + " bytes, writes " +
-                    std::to_string(work.bytes_written()) + " bytes); it has no values");
+  const std::string at = prefix + "at " + op.loc().ToString();
+  if (!work.priced_as.empty()) {
+    timeline->AddNote(at + " priced as " + work.priced_as + " from its shapes: " +
+                      std::to_string(work.flops) + " FLOP; it has no values");
+    return;
+  }
+  timeline->AddNote(at + " timed from its shapes (reads " + std::to_string(work.bytes_read()) +
+                    " bytes, writes " + std::to_string(work.bytes_written()) +
+                    " bytes); it has no values");
 }
 
 }  // namespace

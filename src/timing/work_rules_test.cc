@@ -194,3 +194,42 @@ TEST(WorkRulesTest, RaggedDotIsOneMxuProductPerGroup) {
 
 }  // namespace
 }  // namespace tpusim::ops
+
+namespace tpusim::ops {
+namespace {
+
+// TE's fused attention is priced as flash attention: QK^T and PV per query
+// head forward, four more products backward, a causal mask keeping
+// (S + 1) / 2S of the scores.
+TEST(ForeignKernelWork, FusedAttentionIsFlashAttention) {
+  const std::string q = "tensor<2x64x4x32xbf16>", kv = "tensor<2x64x2x2x32xbf16>";
+  auto attention = [&](const std::string& target, const std::string& config) {
+    return FirstOpWork("%q: " + q + ", %kv: " + kv, q,
+                       "  %0 = stablehlo.custom_call @" + target +
+                           "(%q, %kv) {backend_config = \"" + config + "\"} : (" + q + ", " + kv +
+                           ") -> " + q + "\n  return %0 : " + q);
+  };
+  const int64_t full = 2 * 4 * 64 * 64;  // scores: batch x heads x S x S
+  Work fwd = attention("te_fused_attn_forward_ffi", "{mask_type = 0 : i64}");
+  ASSERT_EQ(fwd.matmuls.size(), 2u);
+  EXPECT_EQ(fwd.flops, 2 * 2 * full * 32);
+  EXPECT_EQ(Ops(fwd, VectorClass::kTranscendental), full);
+  EXPECT_NE(
+      fwd.priced_as.find("forward (batch 2, 4 heads, 2 KV heads, 64x64, head dim 32, no mask)"),
+      std::string::npos)
+      << fwd.priced_as;
+  Work causal = attention("te_fused_attn_forward_ffi", "{mask_type = 2 : i64}");
+  const int64_t kept_rows = 33;  // 64 x 65/128 = 32.5, rounded half up
+  EXPECT_EQ(causal.flops, 2 * 2 * (2 * 4 * kept_rows * 64) * 32);
+  Work bwd = attention("te_fused_attn_backward_ffi", "{mask_type = 0 : i64}");
+  EXPECT_EQ(bwd.matmuls.size(), 6u);
+  EXPECT_EQ(bwd.flops, 3 * fwd.flops);
+  // Traffic is the operands and results: the scores stay on chip.
+  EXPECT_EQ(fwd.bytes_read(), 2 * 64 * 4 * 32 * 2 + 2 * 64 * 2 * 2 * 32 * 2);
+  Work other = attention("my_kernel", "");
+  EXPECT_TRUE(other.priced_as.empty());
+  EXPECT_TRUE(other.matmuls.empty());
+}
+
+}  // namespace
+}  // namespace tpusim::ops

@@ -6,6 +6,8 @@
 #define TPUSIM_HW_COST_MODEL_H_
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/work.h"
@@ -42,6 +44,11 @@ struct OpCost {
   double ici_bytes = 0, dcn_bytes = 0;
   double ici_axis_seconds[3] = {0, 0, 0};
   double dcn_seconds = 0;
+  // Bytes on each directed ICI link of the slice are ici_link_scale times
+  // *ici_link_loads (indexed as pod::Slice::LinkIndex); shared by every op
+  // with the same groups, so that an op's cost stays small.
+  std::shared_ptr<const std::vector<double>> ici_link_loads;
+  double ici_link_scale = 0;
 };
 
 // TensorCores that one device's work is spread over (megacore: all).

@@ -81,6 +81,8 @@ struct Work {
   int64_t onchip_bytes = 0;
   int64_t onchip_tiles = 0;
   std::optional<CollectiveWork> collective;
+  // For a foreign kernel (a custom call): the algorithm it was priced as.
+  std::string priced_as;
 
   void AddVector(VectorClass c, int64_t n) { vector_ops[static_cast<int>(c)] += n; }
   int64_t bytes_read() const;     // logical (unpadded) bytes

@@ -44,6 +44,10 @@ struct CollectiveCost {
   std::vector<double> axis_seconds;  // per torus axis: its busiest link's bytes / bandwidth
   double dcn_bytes = 0;
   int64_t hops = 0;
+  // Bytes on each directed ICI link are link_scale * (*link_loads), indexed
+  // by Slice::LinkIndex; the loads are shared between costs of one pattern.
+  std::shared_ptr<const std::vector<double>> link_loads;
+  double link_scale = 1;
 };
 
 // The cost of `kind` moving `bytes` per device among `groups` (for

@@ -47,12 +47,20 @@ struct Slice {
   int64_t hosts() const;                                  // one slice
   int64_t num_devices() const;                            // every slice
   int64_t ici_links() const;                              // one-way ICI links, every slice
+  int64_t AxisLinks(int axis) const;                      // of them, along `axis`
   // Device ids follow the runtime: core fastest, then x, y, z, then slice:
   // id = core + D (x + X (y + Y (z + Z slice))), D devices per chip.
   // REQUIRES: 0 <= device < num_devices().
   DevicePlace Place(int64_t device) const;
   // The chip of a device within its slice: x + X (y + Y z).
   int64_t ChipIndex(const DevicePlace& p) const;
+  // The ICI link leaving chip `chip` (ChipIndex + chips() * slice) along
+  // `axis`, forward (to the next coordinate) or back; slots for links an
+  // open end lacks stay unused. There are LinkSlots() indices.
+  int64_t LinkIndex(int64_t chip, int axis, bool forward) const {
+    return (chip * topology.rank() + axis) * 2 + (forward ? 0 : 1);
+  }
+  int64_t LinkSlots() const { return total_chips() * topology.rank() * 2; }
 };
 
 // "4x4x8" for `chip`, with the generation's wraparound rule. kInvalidArgument

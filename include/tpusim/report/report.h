@@ -47,6 +47,10 @@ struct Summary {
   // and the ICI links' busy share of the run.
   double ici_bytes = 0, dcn_bytes = 0;
   double ici_link_utilization = 0;
+  std::vector<double> link_bytes;  // per directed link, by pod::Slice::LinkIndex
+  // Over every device of the slice (Timeline::devices()): the slowest one's
+  // time, and all their FLOPs against all their peaks for that long.
+  double slice_seconds = 0, slice_mfu = 0;
   std::vector<OpTotal> ops;      // in first-execution order
   std::vector<std::string> unpriced;  // op names the model cannot price
 };
@@ -79,6 +83,7 @@ std::string FormatSeconds(double s);
 std::string FormatBytes(double bytes);
 std::string FormatAmount(double amount, const char* unit);  // "17.18 GFLOP"
 std::string FormatRate(double per_s, const char* unit);  // FormatRate(x, "B/s")
+std::string FormatPercent(double fraction);              // "12.5%"
 
 }  // namespace tpusim::report
 

@@ -26,6 +26,13 @@ struct OpEvent {
   double seconds() const { return cost.seconds * static_cast<double>(count); }
 };
 
+// What one device of a slice did in a run: the report's per-device table.
+struct DeviceTotals {
+  double seconds = 0;
+  double exposed_communication_seconds = 0;  // the rest is compute
+  int64_t flops = 0;
+};
+
 class Timeline {
  public:
   // `overlap`: collectives run beside compute (see Append). `slice`: the
@@ -57,6 +64,13 @@ class Timeline {
     return waited_s_ + std::max(0.0, ici_end_s_ - compute_end_s_);
   }
 
+  // This timeline's totals.
+  DeviceTotals Totals() const;
+  // Every device of the run, in device order (this timeline is device 0's):
+  // set by the runtime for the report; empty off a slice.
+  void set_devices(std::vector<DeviceTotals> devices) { devices_ = std::move(devices); }
+  const std::vector<DeviceTotals>& devices() const { return devices_; }
+
   // Notes the report repeats (e.g. "while at f:3:5: 10 iterations inferred").
   void AddNote(std::string note) { notes_.push_back(std::move(note)); }
   const std::vector<std::string>& notes() const { return notes_; }
@@ -65,6 +79,7 @@ class Timeline {
   hw::ChipSpec chip_;
   std::vector<OpEvent> events_;
   std::vector<std::string> notes_;
+  std::vector<DeviceTotals> devices_;
   bool overlap_ = false;
   std::optional<pod::Slice> slice_;
   double compute_end_s_ = 0, ici_end_s_ = 0, waited_s_ = 0;
