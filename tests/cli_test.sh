@@ -296,6 +296,24 @@ tp, one = np.load("tp_out/result0.npy"), np.load("tp_one/result0.npy")
 assert np.allclose(tp, one, rtol=1e-5, atol=1e-5), np.abs(tp - one).max()
 PY
 
+# A global program with a shard_map region (GSPMD's Sharding and
+# SPMDFullToShardShape/SPMDShardToFullShape markers): whole arrays in and out,
+# each device's tile inside.
+sm=$examples/shard_map_psum.mlir
+$py -c "import numpy as np; np.save('smx.npy', np.random.default_rng(2).standard_normal((512, 256)).astype(np.float32))"
+expect_exit 0 "shard_map values" "$tpusim" run "$sm" --slice v5e-8 --input smx.npy \
+  --output-dir sm_out --no-cache
+$py - <<'PY' || fail "shard_map values differ from numpy"
+import numpy as np
+x, r = np.load("smx.npy"), np.load("sm_out/result0.npy")
+tiles = x.reshape(8, 64, 256)
+assert np.array_equal(r, (tiles + tiles.sum(0)).reshape(512, 256)), np.abs(r - (tiles + tiles.sum(0)).reshape(512, 256)).max()
+PY
+expect_exit 0 "shard_map timing" "$tpusim" run "$sm" --slice v5e-8 --timing-only --no-cache
+grep -q "custom-call 'SPMD" stdout.txt && fail "shard_map markers noted as foreign code"
+expect_exit 2 "shard_map on one chip" "$tpusim" run "$sm" --input smx.npy --output-dir sm_one --no-cache
+grep -q 'out of range for 1 replicas x 1 partitions' stderr.txt || fail "shard_map one chip: $(cat stderr.txt)"
+
 # --- XLA HLO input: the same MLP step as XLA dumps it gives the same values and time.
 "$tpusim" run "$mlp" --random-inputs --seed 3 --output-dir mlir_out --no-cache >mlir.txt ||
   fail "mlir run"

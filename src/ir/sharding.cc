@@ -1,5 +1,6 @@
 #include "tpusim/ir/sharding.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace tpusim::ir {
@@ -342,6 +343,20 @@ StatusOr<std::optional<HloSharding>> OpSharding(const Module& module, const Oper
   }
   if (tuple.elements.size() == 1) return std::optional<HloSharding>(tuple.elements[0]);
   return std::optional<HloSharding>(std::move(tuple));
+}
+
+std::optional<Shape> TileOffset(const HloSharding& s, const Shape& tile, int64_t device) {
+  auto at = std::find(s.devices.begin(), s.devices.end(), device);
+  if (at == s.devices.end()) return std::nullopt;
+  int64_t t = at - s.devices.begin();
+  Shape index(s.tile_dims.size());
+  for (size_t d = s.tile_dims.size(); d-- > 0;) {
+    index[d] = t % s.tile_dims[d];
+    t /= s.tile_dims[d];
+  }
+  Shape offset(tile.size());
+  for (size_t d = 0; d < tile.size() && d < index.size(); ++d) offset[d] = index[d] * tile[d];
+  return offset;
 }
 
 }  // namespace tpusim::ir

@@ -10,6 +10,7 @@
 
 #include "ops/foreign_kernels.h"
 #include "ops/op_util.h"
+#include "ops/spmd_markers.h"
 #include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
@@ -269,7 +270,8 @@ TPUSIM_REGISTER_OP({.name = "check.expect_serialized_eq",
                     .work = NoWork,
                     .side_effects = true});
 
-// --- stablehlo.custom_call: only the check targets JAX's tests use.
+// --- stablehlo.custom_call: the check targets JAX's tests use, the SPMD
+// partitioner's markers (spmd_markers.h) and foreign kernels.
 
 std::string CallTarget(const ir::Operation& op) {
   ir::Attribute a = op.attr("call_target_name");
@@ -287,9 +289,10 @@ Status VerifyCustomCall(const ir::Operation& op) {
   return Status::Ok();  // other targets fail when run, naming the target
 }
 
-StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext&, const ir::Operation& op,
+StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext& ctx, const ir::Operation& op,
                                              std::span<const Tensor> operands) {
   std::string target = CallTarget(op);
+  if (IsSpmdMarker(target)) return EvalSpmdMarker(ctx, op, target, operands);
   Criterion c;
   if (target == "check.expect_eq") {
     c = Exact(op);
@@ -311,6 +314,8 @@ StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext&, const ir::Operation& 
 Work CustomCallWork(const ir::Operation& op) {
   const std::string target = CallTarget(op);
   if (target.rfind("check.", 0) == 0) return NoWork(op);
+  // In the partitioned program the markers are gone: each device holds its tile.
+  if (IsSpmdMarker(target)) return NoWork(op);
   if (std::optional<Work> known = ForeignKernelWork(op, target)) return *std::move(known);
   return ReadsAndWrites(op);
 }

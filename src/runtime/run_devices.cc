@@ -2,15 +2,16 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <memory>
 
 #include "mpi/wire.h"
 #include "runtime/run_io.h"
 #include "tpusim/exec/grid.h"
+#include "tpusim/ir/rewrite.h"
 #include "tpusim/ir/sharding.h"
 #include "tpusim/mpi/world.h"
 #include "tpusim/report/report.h"
+#include "tpusim/tensor/tile.h"
 #include "tpusim/timing/timing.h"
 
 namespace tpusim::runtime {
@@ -30,52 +31,21 @@ ir::Type GlobalType(const ir::Type& device_type, const Sharding& s) {
   return ir::Type::Tensor(device_type.element(), shape);
 }
 
-// Where the tile of `device` starts in the whole array, or nullopt if the
-// sharding puts no tile there.
-std::optional<ir::Shape> TileOffset(const ir::HloSharding& s, const ir::Shape& tile,
-                                    int64_t device) {
-  auto at = std::find(s.devices.begin(), s.devices.end(), device);
-  if (at == s.devices.end()) return std::nullopt;
-  int64_t t = at - s.devices.begin();
-  ir::Shape index(s.tile_dims.size());
-  for (size_t d = s.tile_dims.size(); d-- > 0;) {
-    index[d] = t % s.tile_dims[d];
-    t /= s.tile_dims[d];
+// A global SPMD program (JAX's shard_map under GSPMD): its entry works on
+// whole arrays, which its SPMDFullToShardShape calls cut into each device's
+// tile. Its arguments go whole to every device and its results are whole
+// on every device, whatever their shardings say.
+bool HoldsWholeArrays(const ir::Module& module) {
+  bool found = false;
+  for (const auto& fn : module.functions()) {
+    ir::Walk(fn->body(), [&](ir::Operation& op) {
+      ir::Attribute target = op.attr("call_target_name");
+      found |= op.name_str() == "stablehlo.custom_call" &&
+               target.kind() == ir::Attribute::Kind::kString &&
+               target.str() == "SPMDFullToShardShape";
+    });
   }
-  ir::Shape offset(tile.size());
-  for (size_t d = 0; d < tile.size(); ++d) offset[d] = index[d] * tile[d];
-  return offset;
-}
-
-// Calls copy(tile_byte, global_byte, row_bytes) for each row of the box
-// that `tile` is within an array of shape `whole` at `offset`.
-template <typename Copy>
-void ForEachRow(const ir::Shape& whole, const ir::Shape& offset, const Tensor& tile,
-                const Copy& copy) {
-  const ir::Shape& box = tile.shape();
-  const int64_t w = ir::StorageBytes(tile.element());
-  const int64_t rank = static_cast<int64_t>(box.size());
-  const int64_t row = rank == 0 ? 1 : box[rank - 1];
-  if (tile.num_elements() == 0) return;
-  ir::Shape index(rank, 0);
-  for (int64_t r = 0; r < tile.num_elements() / row; ++r) {
-    int64_t g = 0;
-    for (int64_t d = 0; d < rank; ++d) g = g * whole[d] + offset[d] + index[d];
-    copy(r * row * w, g * w, row * w);
-    for (int64_t d = rank - 2; d >= 0 && ++index[d] == box[d]; --d) index[d] = 0;
-  }
-}
-
-void ExtractTile(const Tensor& global, const ir::Shape& offset, Tensor& tile) {
-  ForEachRow(global.shape(), offset, tile, [&](int64_t t, int64_t g, int64_t n) {
-    std::memcpy(tile.mutable_raw() + t, global.raw() + g, n);
-  });
-}
-
-void InsertTile(const Tensor& tile, const ir::Shape& offset, Tensor& global) {
-  ForEachRow(global.shape(), offset, tile, [&](int64_t t, int64_t g, int64_t n) {
-    std::memcpy(global.mutable_raw() + g, tile.raw() + t, n);
-  });
+  return found;
 }
 
 // The arguments of devices [first, last), from the global inputs.
@@ -86,8 +56,10 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
   const std::vector<ir::Type>& types = f.type().inputs;
   std::vector<Sharding> shardings;
   std::vector<ir::Type> global_types;
+  const bool whole = HoldsWholeArrays(source);
   for (size_t i = 0; i < types.size(); ++i) {
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, ir::ArgSharding(source, f, static_cast<int>(i)));
+    if (whole) s = ir::HloSharding();
     global_types.push_back(GlobalType(types[i], s));
     shardings.push_back(std::move(s));
   }
@@ -100,7 +72,7 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
         mine.push_back(global[i]);
         continue;
       }
-      auto offset = TileOffset(*shardings[i], types[i].shape(), d);
+      auto offset = ir::TileOffset(*shardings[i], types[i].shape(), d);
       if (!offset) {
         return InvalidArgument("the sharding of parameter " + std::to_string(i) + " gives device " +
                                std::to_string(d) + " no tile");
@@ -119,14 +91,16 @@ Status WriteDeviceResults(const ir::Module& source, const ir::Function& f,
                           const RunOptions& options, std::FILE* out) {
   std::vector<Tensor> results;
   std::vector<std::string> names;
+  const bool whole = HoldsWholeArrays(source);
   for (size_t i = 0; i < per_device[0].size(); ++i) {
     const std::string name = "result" + std::to_string(i);
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, ir::ResultSharding(source, f, static_cast<int>(i)));
+    if (whole) s = ir::HloSharding();  // every device holds the whole result
     const Tensor& first = per_device[0][i];
     if (Tiled(s) && first.type().is_tensor()) {
       TPUSIM_ASSIGN_OR_RETURN(Tensor whole, Tensor::Allocate(GlobalType(first.type(), s)));
       for (size_t d = 0; d < per_device.size(); ++d) {
-        auto offset = TileOffset(*s, first.shape(), static_cast<int64_t>(d));
+        auto offset = ir::TileOffset(*s, first.shape(), static_cast<int64_t>(d));
         if (offset) InsertTile(per_device[d][i], *offset, whole);
       }
       results.push_back(std::move(whole));

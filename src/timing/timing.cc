@@ -61,6 +61,7 @@ void NoteCustomCall(const ir::Operation& op, Timeline* timeline) {
   const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
   if (def == nullptr || def->work == nullptr) return;
   ops::Work work = def->work(op);
+  if (work.free) return;  // a partitioner's marker, not foreign code
   const std::string at = prefix + "at " + op.loc().ToString();
   if (!work.priced_as.empty()) {
     timeline->AddNote(at + " priced as " + work.priced_as + " from its shapes: " +

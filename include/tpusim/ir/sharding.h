@@ -57,6 +57,10 @@ StatusOr<std::optional<HloSharding>> ResultSharding(const Module& module, const 
                                                     int i);
 StatusOr<std::optional<HloSharding>> OpSharding(const Module& module, const Operation& op);
 
+// Where the tile of `device` starts in the whole array under tiled sharding
+// `s`, given the tile's shape; nullopt if `s` puts no tile on `device`.
+std::optional<Shape> TileOffset(const HloSharding& s, const Shape& tile, int64_t device);
+
 }  // namespace tpusim::ir
 
 #endif  // TPUSIM_IR_SHARDING_H_

@@ -1,0 +1,30 @@
+// The custom calls that bracket the manual regions of a global SPMD program
+// (JAX's shard_map under GSPMD, XLA's partitioner): `Sharding` annotates a
+// value with its sharding, `SPMDFullToShardShape` turns the whole array into
+// this device's tile, and `SPMDShardToFullShape` puts the devices' tiles
+// back together. Run on every device of a grid, they give each device its
+// part as XLA's partitioned program would hold it.
+#ifndef TPUSIM_OPS_SPMD_MARKERS_H_
+#define TPUSIM_OPS_SPMD_MARKERS_H_
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/ops/op_def.h"
+
+namespace tpusim::ops {
+
+bool IsSpmdMarker(std::string_view target);
+
+// Evaluates marker `op` (IsSpmdMarker(target)). Tiles follow the partition
+// ids of the devices; SPMDShardToFullShape meets every partition of this
+// replica. kUnimplemented for a tile whose sharding cannot be found (the
+// operand of SPMDFullToShardShape must come from a tiled `Sharding`).
+StatusOr<std::vector<Tensor>> EvalSpmdMarker(EvalContext& ctx, const ir::Operation& op,
+                                             std::string_view target,
+                                             std::span<const Tensor> operands);
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_SPMD_MARKERS_H_
