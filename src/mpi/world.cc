@@ -114,12 +114,10 @@ HostLink::~HostLink() {
 }
 
 int HostLink::HostOf(ops::ProcessId p) const {
-  const int64_t n = grid_.num_processes();
-  int host = static_cast<int>(p * world_.size() / n);
-  // rank * n / size rounds down, so p may sit one block later.
-  while (host + 1 < world_.size() && world_.FirstProcess(host + 1, n) <= p) ++host;
-  while (host > 0 && world_.FirstProcess(host, n) > p) --host;
-  return host;
+  // The last host r with FirstProcess(r) = floor(r n / K) <= p, i.e. the
+  // largest r < (p + 1) K / n.
+  const int64_t n = grid_.num_processes(), k = world_.size();
+  return static_cast<int>(((p + 1) * k - 1) / n);
 }
 
 Status HostLink::Post(int host, const std::string& meeting,

@@ -48,15 +48,15 @@ bool HoldsWholeArrays(const ir::Module& module) {
   return found;
 }
 
-// The arguments of devices [first, last), from the global inputs.
+// The arguments of devices [first, last), from the global inputs; `whole`:
+// HoldsWholeArrays(source).
 StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
                                                       const ir::Function& f,
                                                       const RunOptions& options, int64_t first,
-                                                      int64_t last) {
+                                                      int64_t last, bool whole) {
   const std::vector<ir::Type>& types = f.type().inputs;
   std::vector<Sharding> shardings;
   std::vector<ir::Type> global_types;
-  const bool whole = HoldsWholeArrays(source);
   for (size_t i = 0; i < types.size(); ++i) {
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, ir::ArgSharding(source, f, static_cast<int>(i)));
     if (whole) s = ir::HloSharding();
@@ -85,13 +85,12 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
   return args;
 }
 
-// The results to write, with their file names.
+// The results to write, with their file names; `whole` as for DeviceArgs.
 Status WriteDeviceResults(const ir::Module& source, const ir::Function& f,
                           const std::vector<std::vector<Tensor>>& per_device,
-                          const RunOptions& options, std::FILE* out) {
+                          const RunOptions& options, bool whole, std::FILE* out) {
   std::vector<Tensor> results;
   std::vector<std::string> names;
-  const bool whole = HoldsWholeArrays(source);
   for (size_t i = 0; i < per_device[0].size(); ++i) {
     const std::string name = "result" + std::to_string(i);
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, ir::ResultSharding(source, f, static_cast<int>(i)));
@@ -171,9 +170,10 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
   mpi::World* world = options.world;
   const int64_t first = world ? world->FirstProcess(world->rank(), n) : 0;
   const int64_t last = world ? world->FirstProcess(world->rank() + 1, n) : n;
+  const bool whole = HoldsWholeArrays(source);
   exec::GridProgram program{.first = first};
   {
-    auto args = DeviceArgs(source, f, options, first, last);
+    auto args = DeviceArgs(source, f, options, first, last, whole);
     // Reading inputs may fail on one process alone; the others must not wait.
     TPUSIM_RETURN_IF_ERROR(world ? world->Agree(args.status()) : args.status());
     program.args = std::move(*args);
@@ -200,7 +200,7 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
   for (const timing::Timeline& t : timelines) local.totals.push_back(t.Totals());
   TPUSIM_ASSIGN_OR_RETURN(DeviceOutcomes all, GatherOutcomes(world, std::move(local)));
   if (world && !world->primary()) return std::move(timelines[0]);
-  TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, all.results, options, out));
+  TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, all.results, options, whole, out));
   if (world) {
     timelines[0].AddNote("the " + std::to_string(n) + " devices ran over " +
                          std::to_string(world->size()) + " processes (mpirun)");
