@@ -232,8 +232,8 @@ assert ar["priced"] and ar["bound"] == "ici", ar
 assert r["time_by_unit"]["ici"] > 0
 assert r["slice"]["ici_links"] == 20 and r["slice"]["ici_bytes"] > 0, r["slice"]
 trace = json.load(open("slice_trace.json"))["traceEvents"]
-tracks = {e["tid"]: e["args"]["name"] for e in trace if e["name"] == "thread_name"}
-busy = {tracks[e["tid"]] for e in trace if e["ph"] == "X" and "all_reduce" in e["name"]}
+tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace if e["name"] == "thread_name"}
+busy = {tracks[e["pid"], e["tid"]] for e in trace if e["ph"] == "X" and "all_reduce" in e["name"]}
 assert {"collectives", "ici x", "ici y", "ici"} <= busy, busy
 assert json.load(open("topology.json"))["total_seconds"] == r["total_seconds"]
 PY
@@ -272,7 +272,17 @@ cmp -s dp_out/result0.npy dp_hlo/result0.npy || fail "HLO data parallel values d
   grep '^  time ') ]] || fail "HLO data parallel time differs"
 tp=$examples/tensor_parallel_mlp.mlir
 expect_exit 0 "tensor parallel values" "$tpusim" run "$tp" --slice v5e-8 --input tx.npy \
-  --input w1.npy --input w2.npy --output-dir tp_out --no-cache
+  --input w1.npy --input w2.npy --output-dir tp_out --no-cache --trace tp_trace.json
+$py - <<'PY' || fail "values run trace"
+import json
+trace = json.load(open("tp_trace.json"))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in trace if e["name"] == "process_name"}
+want = ["device 0 (v5e)"] + [f"device {d}" for d in range(1, 8)]
+assert [names[pid] for pid in range(2, 10)] == want, names
+for pid, name in names.items():
+    if name.startswith("device"):
+        assert any(e["pid"] == pid and "all_reduce" in e["name"] for e in trace), name
+PY
 cat >tp_global.mlir <<'MLIR'
 func.func @main(%x: tensor<128x1024xbf16>, %w1: tensor<1024x4096xbf16>, %w2: tensor<4096x1024xbf16>) -> tensor<128x1024xf32> {
   %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<128x1024xbf16>, tensor<1024x4096xbf16>) -> tensor<128x4096xf32>

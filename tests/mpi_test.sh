@@ -44,9 +44,10 @@ PY
 same_run() {
   local name=$1 np=$2; shift 2
   "$tpusim" run "$@" --no-cache --output-dir "one_$name" --report-json "one_$name.json" \
-    >"one_$name.txt" 2>&1 || fail "$name: one process: $(tail -n 2 "one_$name.txt")"
+    --trace "one_$name.trace" >"one_$name.txt" 2>&1 ||
+    fail "$name: one process: $(tail -n 2 "one_$name.txt")"
   mpi "$np" "$tpusim" run "$@" --no-cache --output-dir "many_$name" \
-    --report-json "many_$name.json" >"many_$name.txt" 2>"many_$name.err" ||
+    --report-json "many_$name.json" --trace "many_$name.trace" >"many_$name.txt" 2>"many_$name.err" ||
     fail "$name: $np processes: $(tail -n 2 "many_$name.err")"
   [[ -s "many_$name.err" ]] && fail "$name: $np processes wrote to stderr: $(head -n 3 "many_$name.err")"
   diff <(sed -e "s/one_$name/DIR/; /devices ran over/d; /^compile: /d" "one_$name.txt") \
@@ -55,6 +56,7 @@ same_run() {
   grep -q "devices ran over $np processes" "many_$name.txt" || fail "$name: no note of the processes"
   [[ $(ls "one_$name" 2>/dev/null) == $(ls "many_$name" 2>/dev/null) ]] ||
     fail "$name: different files: $(ls "one_$name") vs $(ls "many_$name")"
+  cmp -s "one_$name.trace" "many_$name.trace" || fail "$name: traces differ"
   for f in "one_$name"/*; do
     cmp -s "$f" "many_$name/${f#one_$name/}" || fail "$name: $f differs"
   done

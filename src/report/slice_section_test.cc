@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "testing/test_util.h"
 #include "tpusim/pod/collective_cost.h"
+#include "tpusim/report/report.h"
 #include "tpusim/timing/timing.h"
 
 namespace tpusim::report {
@@ -75,6 +78,50 @@ TEST(SliceSection, DevicesAlikeAreOneRowAndTheSlowestSetsTheSliceMfu) {
   nlohmann::json j = SliceSectionJson(t, s);
   ASSERT_EQ(j["device_totals"].size(), 4u);
   EXPECT_EQ(j["device_totals"][3]["compute_seconds"], 1.5);
+}
+
+// Trace events by process name, each a map from track name to span names.
+std::map<std::string, std::map<std::string, std::vector<std::string>>> TraceTracks(
+    const timing::Timeline& t) {
+  auto doc = nlohmann::json::parse(PerfettoTrace(t));
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::string> tracks;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["name"] == "process_name") processes[e["pid"]] = e["args"]["name"];
+    if (e["name"] == "thread_name") tracks[{e["pid"], e["tid"]}] = e["args"]["name"];
+  }
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> out;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    out[processes.at(e["pid"])][tracks.at({e["pid"], e["tid"]})].push_back(e["name"]);
+  }
+  return out;
+}
+
+TEST(SliceTrace, OneProcessStandsForDevicesAlike) {
+  timing::Timeline t = TimeAllReduce();
+  t.set_devices(std::vector<timing::DeviceTotals>(8, t.Totals()));
+  auto tracks = TraceTracks(t);
+  ASSERT_EQ(tracks.size(), 2u);
+  const auto& device = tracks.at("devices 0-7 (v5e; one SPMD program stands for all)");
+  EXPECT_EQ(device.at("collectives"), std::vector<std::string>{"stablehlo.all_reduce"});
+  EXPECT_EQ(device.count("ops"), 0u);  // nothing but the collective
+  const auto& links = tracks.at("slice v5litepod-8: links (busiest of each axis)");
+  EXPECT_EQ(links.count("ici x"), 1u);
+  EXPECT_EQ(links.count("ici y"), 1u);
+}
+
+TEST(SliceTrace, DevicesThatRanApartHaveAProcessEach) {
+  timing::Timeline t = TimeAllReduce();
+  std::vector<std::vector<timing::Span>> spans(3, t.Spans());
+  spans[2].push_back({.name = "stablehlo.add", .start_s = 1e-3, .seconds = 1e-6});
+  t.set_device_spans(spans);
+  auto tracks = TraceTracks(t);
+  EXPECT_EQ(tracks.at("device 0 (v5e)").at("collectives").size(), 1u);
+  EXPECT_EQ(tracks.at("device 1").at("collectives"),
+            std::vector<std::string>{"stablehlo.all_reduce"});
+  EXPECT_EQ(tracks.at("device 1").count("ops"), 0u);
+  EXPECT_EQ(tracks.at("device 2").at("ops"), std::vector<std::string>{"stablehlo.add"});
 }
 
 }  // namespace

@@ -122,7 +122,39 @@ Status WriteDeviceResults(const ir::Module& source, const ir::Function& f,
 struct DeviceOutcomes {
   std::vector<std::vector<Tensor>> results;
   std::vector<timing::DeviceTotals> totals;
+  std::vector<std::vector<timing::Span>> spans;
 };
+
+void WriteDouble(double v, std::string& out) { mpi::WriteInt(std::bit_cast<int64_t>(v), out); }
+
+StatusOr<double> ReadDouble(std::string_view& in) {
+  TPUSIM_ASSIGN_OR_RETURN(int64_t bits, mpi::ReadInt(in));
+  return std::bit_cast<double>(bits);
+}
+
+void WriteSpans(const std::vector<timing::Span>& spans, std::string& out) {
+  mpi::WriteInt(static_cast<int64_t>(spans.size()), out);
+  for (const timing::Span& s : spans) {
+    mpi::WriteString(s.name, out);
+    WriteDouble(s.start_s, out);
+    WriteDouble(s.seconds, out);
+    mpi::WriteInt(s.communication ? 1 : 0, out);
+  }
+}
+
+StatusOr<std::vector<timing::Span>> ReadSpans(std::string_view& in) {
+  TPUSIM_ASSIGN_OR_RETURN(int64_t n, mpi::ReadInt(in));
+  std::vector<timing::Span> spans;
+  for (int64_t i = 0; i < n; ++i) {
+    timing::Span& s = spans.emplace_back();
+    TPUSIM_ASSIGN_OR_RETURN(s.name, mpi::ReadString(in));
+    TPUSIM_ASSIGN_OR_RETURN(s.start_s, ReadDouble(in));
+    TPUSIM_ASSIGN_OR_RETURN(s.seconds, ReadDouble(in));
+    TPUSIM_ASSIGN_OR_RETURN(int64_t communication, mpi::ReadInt(in));
+    s.communication = communication != 0;
+  }
+  return spans;
+}
 
 StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local) {
   if (world == nullptr) return local;
@@ -130,9 +162,10 @@ StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local)
   mpi::WriteInt(static_cast<int64_t>(local.results.size()), bytes);
   for (size_t d = 0; d < local.results.size(); ++d) {
     const timing::DeviceTotals& t = local.totals[d];
-    mpi::WriteInt(std::bit_cast<int64_t>(t.seconds), bytes);
-    mpi::WriteInt(std::bit_cast<int64_t>(t.exposed_communication_seconds), bytes);
+    WriteDouble(t.seconds, bytes);
+    WriteDouble(t.exposed_communication_seconds, bytes);
     mpi::WriteInt(t.flops, bytes);
+    WriteSpans(local.spans[d], bytes);
     mpi::WriteTensors(local.results[d], bytes);
   }
   local = {};
@@ -142,14 +175,12 @@ StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local)
     std::string_view in(part);
     TPUSIM_ASSIGN_OR_RETURN(int64_t n, mpi::ReadInt(in));
     for (int64_t d = 0; d < n; ++d) {
-      TPUSIM_ASSIGN_OR_RETURN(int64_t seconds, mpi::ReadInt(in));
-      TPUSIM_ASSIGN_OR_RETURN(int64_t exposed, mpi::ReadInt(in));
-      TPUSIM_ASSIGN_OR_RETURN(int64_t flops, mpi::ReadInt(in));
-      TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, mpi::ReadTensors(in));
-      all.totals.push_back({.seconds = std::bit_cast<double>(seconds),
-                            .exposed_communication_seconds = std::bit_cast<double>(exposed),
-                            .flops = flops});
-      all.results.push_back(std::move(results));
+      timing::DeviceTotals& t = all.totals.emplace_back();
+      TPUSIM_ASSIGN_OR_RETURN(t.seconds, ReadDouble(in));
+      TPUSIM_ASSIGN_OR_RETURN(t.exposed_communication_seconds, ReadDouble(in));
+      TPUSIM_ASSIGN_OR_RETURN(t.flops, mpi::ReadInt(in));
+      TPUSIM_ASSIGN_OR_RETURN(all.spans.emplace_back(), ReadSpans(in));
+      TPUSIM_ASSIGN_OR_RETURN(all.results.emplace_back(), mpi::ReadTensors(in));
     }
   }
   return all;
@@ -197,7 +228,10 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
   }();
   TPUSIM_RETURN_IF_ERROR(results.status());
   DeviceOutcomes local{.results = std::move(*results)};
-  for (const timing::Timeline& t : timelines) local.totals.push_back(t.Totals());
+  for (const timing::Timeline& t : timelines) {
+    local.totals.push_back(t.Totals());
+    local.spans.push_back(t.Spans());
+  }
   TPUSIM_ASSIGN_OR_RETURN(DeviceOutcomes all, GatherOutcomes(world, std::move(local)));
   if (world && !world->primary()) return std::move(timelines[0]);
   TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, all.results, options, whole, out));
@@ -206,6 +240,7 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
                          std::to_string(world->size()) + " processes (mpirun)");
   }
   timelines[0].set_devices(std::move(all.totals));
+  timelines[0].set_device_spans(std::move(all.spans));
   return std::move(timelines[0]);
 }
 

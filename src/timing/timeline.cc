@@ -40,4 +40,16 @@ DeviceTotals Timeline::Totals() const {
   return t;
 }
 
+std::vector<Span> Timeline::Spans() const {
+  std::vector<Span> spans;
+  spans.reserve(events_.size());
+  for (const OpEvent& e : events_) {
+    spans.push_back({.name = e.op->name_str() + (e.count > 1 ? " x" + std::to_string(e.count) : ""),
+                     .start_s = e.start_s,
+                     .seconds = e.seconds(),
+                     .communication = slice_ && e.cost.bound == hw::Bound::kIci});
+  }
+  return spans;
+}
+
 }  // namespace tpusim::timing

@@ -75,7 +75,11 @@ std::string TextReport(const timing::Timeline& timeline, const Summary& summary,
 // The JSON report (docs/report.md).
 std::string JsonReport(const timing::Timeline& timeline, const Summary& summary,
                        const CompileInfo* compile = nullptr);
-// A Chrome trace-event JSON file: an "ops" track and one track per unit.
+// A Chrome trace-event JSON file (docs/report.md): a process per device with
+// an "ops" track (device 0 also a track per unit) and, on a slice, a
+// "collectives" track, and a process for the slice's links with a track per
+// torus axis and one for the DCN. One process stands for every device when
+// the timeline has no device_spans().
 std::string PerfettoTrace(const timing::Timeline& timeline);
 
 // Units a person reads: "412 ns", "3.20 ms", "1.50 GB", "819 GB/s", "197 TFLOP/s".

@@ -26,6 +26,13 @@ struct OpEvent {
   double seconds() const { return cost.seconds * static_cast<double>(count); }
 };
 
+// An op's execution as a device's trace track draws it.
+struct Span {
+  std::string name;  // the op's, with " xN" for a block of N executions
+  double start_s = 0, seconds = 0;
+  bool communication = false;  // a collective on a slice: its own track
+};
+
 // What one device of a slice did in a run: the report's per-device table.
 struct DeviceTotals {
   double seconds = 0;
@@ -71,6 +78,14 @@ class Timeline {
   void set_devices(std::vector<DeviceTotals> devices) { devices_ = std::move(devices); }
   const std::vector<DeviceTotals>& devices() const { return devices_; }
 
+  // This timeline's ops as trace spans, in order.
+  std::vector<Span> Spans() const;
+  // Every device's spans, in device order, for the trace's track per device:
+  // set by the runtime when the devices ran apart; empty when one timeline
+  // stands for every device.
+  void set_device_spans(std::vector<std::vector<Span>> spans) { device_spans_ = std::move(spans); }
+  const std::vector<std::vector<Span>>& device_spans() const { return device_spans_; }
+
   // Notes the report repeats (e.g. "while at f:3:5: 10 iterations inferred").
   void AddNote(std::string note) { notes_.push_back(std::move(note)); }
   const std::vector<std::string>& notes() const { return notes_; }
@@ -80,6 +95,7 @@ class Timeline {
   std::vector<OpEvent> events_;
   std::vector<std::string> notes_;
   std::vector<DeviceTotals> devices_;
+  std::vector<std::vector<Span>> device_spans_;
   bool overlap_ = false;
   std::optional<pod::Slice> slice_;
   double compute_end_s_ = 0, ici_end_s_ = 0, waited_s_ = 0;
