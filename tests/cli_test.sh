@@ -323,6 +323,26 @@ expect_exit 0 "shard_map timing" "$tpusim" run "$sm" --slice v5e-8 --timing-only
 grep -q "custom-call 'SPMD" stdout.txt && fail "shard_map markers noted as foreign code"
 expect_exit 2 "shard_map on one chip" "$tpusim" run "$sm" --input smx.npy --output-dir sm_one --no-cache
 grep -q 'out of range for 1 replicas x 1 partitions' stderr.txt || fail "shard_map one chip: $(cat stderr.txt)"
+# The same kind of program under Shardy: sdy.manual_computation over a 4x2 mesh.
+sdy=$examples/shard_map_sdy.mlir
+$py -c "import numpy as np; np.save('sdyb.npy', np.random.default_rng(3).standard_normal(256).astype(np.float32))"
+expect_exit 0 "sdy shard_map values" "$tpusim" run "$sdy" --slice v5e-8 --input smx.npy \
+  --input sdyb.npy --output-dir sdy_out --no-cache
+$py - <<'PY' || fail "sdy shard_map values differ from numpy"
+import numpy as np
+x, b, r = np.load("smx.npy"), np.load("sdyb.npy"), np.load("sdy_out/result0.npy")
+blocks = x.reshape(4, 128, 256)
+want = (blocks + blocks.sum(0) + b).reshape(512, 256)
+assert np.array_equal(r, want), np.abs(r - want).max()
+PY
+expect_exit 0 "sdy shard_map timing" "$tpusim" run "$sdy" --slice v5e-8 --timing-only --no-cache
+grep -q 'per axis: x 0 B (0.0% busy), 0 B; y 98.30 KB' stdout.txt ||
+  fail "sdy shard_map: the data-axis groups use the y links: $(grep 'ICI links  ' stdout.txt)"
+sed 's/<@mesh, \[{"model"}\]>\]/<@nomesh, [{"model"}]>]/' "$sdy" >sdy_bad_mesh.mlir
+expect_exit 2 "sdy undefined mesh" "$tpusim" run sdy_bad_mesh.mlir --slice v5e-8 --random-inputs \
+  --output-dir sdy_bad --no-cache
+grep -q 'sdy_bad_mesh.mlir:14:5: .*undefined mesh @nomesh' stderr.txt || fail "sdy bad mesh: $(cat stderr.txt)"
+[[ ! -e sdy_bad ]] || fail "sdy bad mesh wrote results"
 
 # --- XLA HLO input: the same MLP step as XLA dumps it gives the same values and time.
 "$tpusim" run "$mlp" --random-inputs --seed 3 --output-dir mlir_out --no-cache >mlir.txt ||

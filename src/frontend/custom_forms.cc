@@ -4,6 +4,8 @@
 //   stablehlo.reduce(%x init: %c) across dimensions = [1] : ... reducer(%a: t, %b: t) {...}
 //   stablehlo.while(%iterArg = %0) : t cond {...} do {...}
 //   chlo.scan(%x) inits(%c) dimension=0 {...} : (...) -> (...)
+//   sdy.manual_computation(%x) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[...]
+//       manual_axes={"x"} (%arg1: t) {...} : (...) -> (...)
 #include "frontend/parser.h"
 
 namespace tpusim::frontend {
@@ -183,6 +185,44 @@ Status Parser::ParseScan(PrettyOp* op) {
                                                 ir::ElementType::kSI32,
                                                 {num_results - num_inits, num_inits}));
   return Status::Ok();
+}
+
+Status Parser::ParseManualComputation(PrettyOp* op) {
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' in manual_computation"));
+  if (!Consume(TokenKind::kRParen)) {
+    do {
+      TPUSIM_ASSIGN_OR_RETURN(ir::Value v, ParseValueUse());
+      op->operands.push_back(v);
+    } while (Consume(TokenKind::kComma));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'"));
+  }
+  for (const char* key : {"in_shardings", "out_shardings"}) {
+    TPUSIM_RETURN_IF_ERROR(ExpectKeyword(key));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute shardings, ParseSdyShardingList());
+    op->op->attrs().Set(key, std::move(shardings));
+  }
+  TPUSIM_RETURN_IF_ERROR(ExpectKeyword("manual_axes"));
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'"));
+  std::vector<ir::Attribute> axes;
+  if (!Consume(TokenKind::kRBrace)) {
+    do {
+      if (!tok_.is(TokenKind::kString)) return Error("expected a mesh axis name");
+      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, ParseAttribute());
+      axes.push_back(std::move(axis));
+    } while (Consume(TokenKind::kComma));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRBrace, "'}'"));
+  }
+  op->op->attrs().Set("manual_axes", ir::Attribute::Array(std::move(axes)));
+  Args args;
+  TPUSIM_RETURN_IF_ERROR(ParseArgGroup(*this, &args));
+  TPUSIM_RETURN_IF_ERROR(ParseRegion(&op->op->AddRegion(), args));
+  if (tok_.is(TokenKind::kLBrace)) TPUSIM_RETURN_IF_ERROR(ParseAttributeDict(&op->op->attrs()));
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' and the manual computation's types"));
+  op->signature_offset = tok_.offset;
+  TPUSIM_RETURN_IF_ERROR(ParseFunctionType(&op->operand_types, &op->result_types));
+  return CheckOperandTypes(*this, op);
 }
 
 }  // namespace tpusim::frontend

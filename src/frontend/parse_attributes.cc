@@ -330,6 +330,21 @@ static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
   return ir::Attribute::Struct("sdy.sharding", std::move(fields));
 }
 
+StatusOr<ir::Attribute> Parser::ParseSdyShardingList() {
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
+  std::vector<ir::Attribute> shardings;
+  if (!Consume(TokenKind::kRSquare)) {
+    do {
+      TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<'"));
+      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute s, ParseSdySharding(*this));
+      shardings.push_back(std::move(s));
+    } while (Consume(TokenKind::kComma));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));
+  }
+  return ir::Attribute::Struct("sdy.sharding_per_value",
+                               {{"shardings", ir::Attribute::Array(std::move(shardings))}});
+}
+
 StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
   size_t offset = tok_.offset;
   std::string name(tok_.text.substr(1));
@@ -360,20 +375,10 @@ StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
     return conv;
   }
   if (name == "sdy.sharding" && tok_.is(TokenKind::kAtId)) return ParseSdySharding(*this);
-  if (name == "sdy.sharding_per_value" && Consume(TokenKind::kLSquare)) {
-    // `#sdy.sharding_per_value<[<@mesh, [...]>, ...]>`.
-    std::vector<ir::Attribute> shardings;
-    if (!Consume(TokenKind::kRSquare)) {
-      do {
-        TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<'"));
-        TPUSIM_ASSIGN_OR_RETURN(ir::Attribute s, ParseSdySharding(*this));
-        shardings.push_back(std::move(s));
-      } while (Consume(TokenKind::kComma));
-      TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));
-    }
+  if (name == "sdy.sharding_per_value" && tok_.is(TokenKind::kLSquare)) {
+    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute list, ParseSdyShardingList());
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
-    return ir::Attribute::Struct("sdy.sharding_per_value",
-                                 {{"shardings", ir::Attribute::Array(std::move(shardings))}});
+    return list;
   }
   if (tok_.is(TokenKind::kBareId)) {
     // `#stablehlo.result_accuracy_mode<DEFAULT>`: a single-value enum.

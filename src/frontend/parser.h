@@ -115,6 +115,8 @@ class Parser {
   StatusOr<ir::Attribute> ParseConvDimensionNumbers();
   // At a kHashId: an enum, a struct or an alias use.
   StatusOr<ir::Attribute> ParseHashAttribute();
+  // `[<@mesh, [...]>, ...]`: a "sdy.sharding_per_value" struct.
+  StatusOr<ir::Attribute> ParseSdyShardingList();
   // Defines `#name = attr` / `!name = type` at the top level.
   Status ParseAliasDefinition();
 
@@ -145,6 +147,7 @@ class Parser {
   Status ParseReduce(PrettyOp* p);
   Status ParseWhile(PrettyOp* p);
   Status ParseScan(PrettyOp* p);
+  Status ParseManualComputation(PrettyOp* p);
 
   // ---- value scopes ----
   void PushScope() { scopes_.emplace_back(); }

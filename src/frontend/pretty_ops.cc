@@ -385,6 +385,7 @@ const std::unordered_map<std::string_view, Form>& Forms() {
 const std::unordered_map<std::string_view, Form>& OtherForms() {
   static const auto* forms = new std::unordered_map<std::string_view, Form>{
       {"func.return", {Sig::kOperands, NoAttrs}},
+      {"sdy.return", {Sig::kOperands, NoAttrs}},
       {"func.call", {Sig::kSame, Call}},
       {"chlo.top_k", {Sig::kSame, TopK}},
       {"check.expect_eq", {Sig::kOperands, CheckOp}},
@@ -483,6 +484,7 @@ Status Parser::ParsePrettyOp(std::string_view name, PrettyOp* p) {
   if (name == "stablehlo.reduce") return ParseReduce(p);
   if (name == "stablehlo.while") return ParseWhile(p);
   if (name == "chlo.scan") return ParseScan(p);
+  if (name == "sdy.manual_computation") return ParseManualComputation(p);
   std::optional<Form> form = FindForm(name);
   if (!form) {
     std::string message = "no pretty form known for '" + std::string(name) +

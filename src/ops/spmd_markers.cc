@@ -1,6 +1,5 @@
 #include "ops/spmd_markers.h"
 
-#include "tpusim/ir/sharding.h"
 #include "tpusim/ops/collectives.h"
 #include "tpusim/tensor/tile.h"
 
@@ -11,78 +10,76 @@ constexpr std::string_view kSharding = "Sharding";
 constexpr std::string_view kFullToShard = "SPMDFullToShardShape";
 constexpr std::string_view kShardToFull = "SPMDShardToFullShape";
 
-// The tiled sharding in `op`'s mhlo.sharding, or kUnimplemented naming `what`.
-StatusOr<ir::HloSharding> TiledSharding(const ir::Operation* op, const std::string& what) {
+bool Replicated(const ir::HloSharding& s) { return s.kind == ir::HloSharding::Kind::kReplicated; }
+
+// Whether tiles of `tile` make up `whole` under `s`: the same type when
+// replicated, else each dimension `tile_dims` tiles long.
+Status CheckTiles(const ir::HloSharding& s, const ir::Type& tile, const ir::Type& whole,
+                  const std::string& what) {
+  bool fits = tile.is_tensor() && whole.is_tensor() && tile.element() == whole.element() &&
+              tile.rank() == whole.rank();
+  if (fits && Replicated(s)) fits = tile == whole;
+  if (fits && !Replicated(s)) {
+    fits = s.kind == ir::HloSharding::Kind::kTiled &&
+           static_cast<int64_t>(s.tile_dims.size()) >= tile.rank();
+    for (int64_t d = 0; fits && d < tile.rank(); ++d) {
+      fits = tile.shape()[d] * s.tile_dims[d] == whole.shape()[d];
+    }
+  }
+  if (fits) return Status::Ok();
+  return InvalidArgument(what + ": tiles of " + tile.ToString() + " do not make up " +
+                         whole.ToString() + " under sharding " + s.ToString());
+}
+
+// The sharding in `op`'s mhlo.sharding, or kUnimplemented naming `what`.
+StatusOr<ir::HloSharding> MarkerSharding(const ir::Operation* op, const std::string& what) {
   ir::Attribute a = op ? op->attr("mhlo.sharding") : ir::Attribute();
   if (a.kind() == ir::Attribute::Kind::kString) {
     TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding s, ir::ParseHloSharding(a.str()));
-    if (s.kind == ir::HloSharding::Kind::kTiled) return s;
-    if (s.kind == ir::HloSharding::Kind::kReplicated) return s;
+    if (s.kind == ir::HloSharding::Kind::kTiled || Replicated(s)) return s;
   }
   return Unimplemented(what + " needs a tiled or replicated mhlo.sharding");
 }
 
-StatusOr<std::vector<Tensor>> FullToShard(EvalContext& ctx, const ir::Operation& op,
-                                          const Tensor& whole) {
-  const ir::Operation* source = op.operand(0).defining_op();
-  TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding s,
-                          TiledSharding(source, "the operand of SPMDFullToShardShape"));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor tile, Tensor::Allocate(op.result(0).type()));
-  ir::Shape offset(tile.rank(), 0);
-  if (s.kind == ir::HloSharding::Kind::kTiled) {
-    auto at = ir::TileOffset(s, tile.shape(), ctx.partition_id());
-    if (!at) {
-      return InvalidArgument("the sharding gives partition " + std::to_string(ctx.partition_id()) +
-                             " no tile");
-    }
-    offset = *at;
+}  // namespace
+
+StatusOr<Tensor> TakeTile(EvalContext& ctx, const ir::HloSharding& s, const Tensor& whole,
+                          const ir::Type& tile_type, const std::string& what) {
+  TPUSIM_RETURN_IF_ERROR(CheckTiles(s, tile_type, whole.type(), what));
+  if (Replicated(s)) return whole;
+  auto offset = ir::TileOffset(s, tile_type.shape(), ctx.partition_id());
+  if (!offset) {
+    return InvalidArgument(what + ": the sharding gives partition " +
+                           std::to_string(ctx.partition_id()) + " no tile");
   }
-  for (int64_t d = 0; d < tile.rank(); ++d) {
-    if (offset[d] + tile.shape()[d] > whole.shape()[d]) {
-      return InvalidArgument("the tile does not fit in the operand");
-    }
-  }
-  ExtractTile(whole, offset, tile);
-  return std::vector<Tensor>{std::move(tile)};
+  TPUSIM_ASSIGN_OR_RETURN(Tensor tile, Tensor::Allocate(tile_type));
+  ExtractTile(whole, *offset, tile);
+  return tile;
 }
 
-StatusOr<std::vector<Tensor>> ShardToFull(EvalContext& ctx, const ir::Operation& op,
-                                          const Tensor& tile) {
-  TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding s, TiledSharding(&op, "SPMDShardToFullShape"));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor whole, Tensor::Allocate(op.result(0).type()));
-  if (s.kind == ir::HloSharding::Kind::kReplicated) {
-    if (tile.type() != whole.type()) return InvalidArgument("a replicated tile must be whole");
-    return std::vector<Tensor>{tile};
-  }
-  // Every partition of this replica contributes its tile.
+StatusOr<Tensor> GatherTiles(EvalContext& ctx, const ir::HloSharding& s, const Tensor& tile,
+                             const ir::Type& whole_type, const std::string& what) {
+  TPUSIM_RETURN_IF_ERROR(CheckTiles(s, tile.type(), whole_type, what));
+  if (Replicated(s)) return tile;
   const int64_t partitions = ctx.num_partitions();
   const ProcessId self = ctx.replica_id() * partitions + ctx.partition_id();
   std::vector<std::vector<Tensor>> tiles{{tile}};
   if (partitions > 1) {
     if (ctx.collectives() == nullptr) {
-      return InvalidArgument("SPMDShardToFullShape needs the program's " +
-                             std::to_string(partitions) + " partitions; run it on a slice");
+      return InvalidArgument(what + " needs the program's " + std::to_string(partitions) +
+                             " partitions; run it on a slice");
     }
     std::vector<ProcessId> group;
     for (int64_t p = 0; p < partitions; ++p) group.push_back(ctx.replica_id() * partitions + p);
-    TPUSIM_ASSIGN_OR_RETURN(
-        tiles, ctx.collectives()->Exchange(
-                   group, self, "SPMDShardToFullShape at " + op.loc().ToString(), {tile}));
+    TPUSIM_ASSIGN_OR_RETURN(tiles, ctx.collectives()->Exchange(group, self, what, {tile}));
   }
+  TPUSIM_ASSIGN_OR_RETURN(Tensor whole, Tensor::Allocate(whole_type));
   for (size_t p = 0; p < tiles.size(); ++p) {
     auto at = ir::TileOffset(s, tile.shape(), static_cast<int64_t>(p));
-    if (!at) continue;
-    for (int64_t d = 0; d < tile.rank(); ++d) {
-      if ((*at)[d] + tile.shape()[d] > whole.shape()[d]) {
-        return InvalidArgument("the tiles do not fit in the result");
-      }
-    }
-    InsertTile(tiles[p][0], *at, whole);
+    if (at) InsertTile(tiles[p][0], *at, whole);
   }
-  return std::vector<Tensor>{std::move(whole)};
+  return whole;
 }
-
-}  // namespace
 
 bool IsSpmdMarker(std::string_view target) {
   return target == kSharding || target == kFullToShard || target == kShardToFull;
@@ -101,8 +98,19 @@ StatusOr<std::vector<Tensor>> EvalSpmdMarker(EvalContext& ctx, const ir::Operati
     }
     return std::vector<Tensor>{operands[0]};
   }
-  if (target == kFullToShard) return FullToShard(ctx, op, operands[0]);
-  return ShardToFull(ctx, op, operands[0]);
+  const std::string what = std::string(target) + " at " + op.loc().ToString();
+  if (target == kFullToShard) {
+    // The tile follows the sharding of the `Sharding` that made the operand.
+    TPUSIM_ASSIGN_OR_RETURN(
+        ir::HloSharding s,
+        MarkerSharding(op.operand(0).defining_op(), "the operand of SPMDFullToShardShape"));
+    TPUSIM_ASSIGN_OR_RETURN(Tensor tile, TakeTile(ctx, s, operands[0], op.result(0).type(), what));
+    return std::vector<Tensor>{std::move(tile)};
+  }
+  TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding s, MarkerSharding(&op, "SPMDShardToFullShape"));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor whole,
+                          GatherTiles(ctx, s, operands[0], op.result(0).type(), what));
+  return std::vector<Tensor>{std::move(whole)};
 }
 
 }  // namespace tpusim::ops

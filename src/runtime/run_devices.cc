@@ -31,18 +31,20 @@ ir::Type GlobalType(const ir::Type& device_type, const Sharding& s) {
   return ir::Type::Tensor(device_type.element(), shape);
 }
 
-// A global SPMD program (JAX's shard_map under GSPMD): its entry works on
-// whole arrays, which its SPMDFullToShardShape calls cut into each device's
-// tile. Its arguments go whole to every device and its results are whole
-// on every device, whatever their shardings say.
+// A global SPMD program (JAX's shard_map, under GSPMD or Shardy): its entry
+// works on whole arrays, which its SPMDFullToShardShape calls or
+// sdy.manual_computation ops cut into each device's tile. Its arguments go
+// whole to every device and its results are whole on every device, whatever
+// their shardings say.
 bool HoldsWholeArrays(const ir::Module& module) {
   bool found = false;
   for (const auto& fn : module.functions()) {
     ir::Walk(fn->body(), [&](ir::Operation& op) {
       ir::Attribute target = op.attr("call_target_name");
-      found |= op.name_str() == "stablehlo.custom_call" &&
-               target.kind() == ir::Attribute::Kind::kString &&
-               target.str() == "SPMDFullToShardShape";
+      found |=
+          op.name_str() == "sdy.manual_computation" ||
+          (op.name_str() == "stablehlo.custom_call" &&
+           target.kind() == ir::Attribute::Kind::kString && target.str() == "SPMDFullToShardShape");
     });
   }
   return found;

@@ -45,12 +45,12 @@ class Interpreter : public ops::EvalContext {
   StatusOr<std::vector<Tensor>> Run(std::string_view function,
                                     std::span<const Tensor> args);
 
-  const ir::Module& module() const { return module_; }
   // Not owned; null (the default) observes nothing.
   void set_observer(OpObserver* observer) { observer_ = observer; }
 
   // ops::EvalContext
   const ops::EvalOptions& options() const override { return options_; }
+  const ir::Module& module() const override { return module_; }
   StatusOr<std::vector<Tensor>> RunRegion(const ir::Region& region,
                                           std::span<const Tensor> args) override;
   StatusOr<std::vector<Tensor>> Call(std::string_view function,

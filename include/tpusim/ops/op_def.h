@@ -42,6 +42,8 @@ class EvalContext {
  public:
   virtual ~EvalContext() = default;
   virtual const EvalOptions& options() const = 0;
+  // The module running: its functions and module attributes (sdy meshes).
+  virtual const ir::Module& module() const = 0;
   // Runs a region of the op being evaluated with `args` bound to its entry
   // block's arguments; returns the operands of its terminator.
   virtual StatusOr<std::vector<Tensor>> RunRegion(const ir::Region& region,
