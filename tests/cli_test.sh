@@ -264,6 +264,21 @@ np.save("w2.npy", (r.standard_normal((4096, 1024)) / 64).astype(np.float32))
 PY
 expect_exit 0 "data parallel values" "$tpusim" run "$dp" --slice v5e-8 --input x.npy \
   --output-dir dp_out --no-cache
+# Each device's tile from a file of its own: the same bits.
+$py -c "
+import numpy as np
+x = np.load('x.npy')
+for d in range(8):
+    np.save(f'x.device{d}.npy', x[64 * d:64 * (d + 1)])
+    np.save(f'half.device{d}.npy', x[32 * d:32 * (d + 1)])"
+expect_exit 0 "per-device inputs" "$tpusim" run "$dp" --slice v5e-8 --input 'x.device{device}.npy' \
+  --output-dir dp_per_device --no-cache
+cmp -s dp_out/result0.npy dp_per_device/result0.npy || fail "per-device inputs give other values"
+expect_exit 2 "per-device input of the wrong shape" "$tpusim" run "$dp" --slice v5e-8 \
+  --input 'x=half.device{device}.npy' --output-dir dp_bad_device --no-cache
+grep -q "^tpusim: input %x (half.device0.npy): the file holds tensor<32x1024xf32> but the program takes tensor<64x1024xbf16>$" stderr.txt ||
+  fail "per-device input error: $(cat stderr.txt)"
+[[ ! -e dp_bad_device ]] || fail "a bad per-device input wrote results"
 # The same step as XLA dumps it (async all-reduce, iota groups): same bits, same time.
 expect_exit 0 "data parallel HLO" "$tpusim" run "$examples/data_parallel_grads.hlo" --slice v5e-8 \
   --input x.npy --output-dir dp_hlo --no-cache

@@ -36,6 +36,9 @@ np.save("x.npy", r.standard_normal((512, 1024)).astype(np.float32))
 np.save("tx.npy", r.standard_normal((128, 1024)).astype(np.float32))
 np.save("w1.npy", (r.standard_normal((1024, 4096)) / 32).astype(np.float32))
 np.save("w2.npy", (r.standard_normal((4096, 1024)) / 64).astype(np.float32))
+x = np.load("x.npy")
+for d in range(8):
+    np.save(f"x.device{d}.npy", x[64 * d:64 * (d + 1)])
 PY
 
 # same_run NAME NP ARGS...: one process and NP processes print the same
@@ -69,6 +72,9 @@ same_run tp2 2 "$tp" --slice v5e-8 --input tx.npy --input w1.npy --input w2.npy
 # Three processes split 8 devices unevenly (2, 3, 3).
 same_run tp3 3 "$tp" --slice v5e-8 --random-inputs --seed 5
 same_run hlo2 2 "$examples/data_parallel_grads.hlo" --slice v5e-8 --input x.npy
+# Each process reads its own devices' files.
+same_run files3 3 "$dp" --slice v5e-8 --input 'x.device{device}.npy'
+cmp -s one_dp2/result0.npy many_files3/result0.npy || fail "per-device files: other values"
 $py - <<'PY' || fail "JSON reports differ"
 import json
 for name in ("dp2", "tp2", "tp3"):

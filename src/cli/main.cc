@@ -74,7 +74,8 @@ int Main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on .npy or random inputs");
   run_cmd->add_option("program", run.program, "StableHLO or XLA HLO text file");
   run_cmd->add_option("--input", run.inputs,
-                      "input .npy: FILE for the next parameter, or NAME=FILE (NAME: arg0...)");
+                      "input .npy: FILE for the next parameter, or NAME=FILE (NAME: arg0...); "
+                      "FILE with {device} in it: one file per device of a slice");
   run_cmd->add_option("--output-dir", run.output_dir, "where result<i>.npy go")
       ->capture_default_str();
   run_cmd->add_option("--entry", run.entry, "function to run (default @main)");

@@ -50,8 +50,8 @@ bool HoldsWholeArrays(const ir::Module& module) {
   return found;
 }
 
-// The arguments of devices [first, last), from the global inputs; `whole`:
-// HoldsWholeArrays(source).
+// The arguments of devices [first, last): a per-device file's own, else
+// the device's part of the global input; `whole`: HoldsWholeArrays(source).
 StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
                                                       const ir::Function& f,
                                                       const RunOptions& options, int64_t first,
@@ -65,11 +65,20 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
     global_types.push_back(GlobalType(types[i], s));
     shardings.push_back(std::move(s));
   }
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> global, Inputs(f, options, global_types));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> files, InputFiles(f, options));
+  std::vector<bool> per_device(types.size());
+  for (size_t i = 0; i < types.size(); ++i) per_device[i] = PerDeviceFile(files[i]);
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> global, Inputs(f, options, global_types, per_device));
   std::vector<std::vector<Tensor>> args;
   for (int64_t d = first; d < last; ++d) {
     std::vector<Tensor>& mine = args.emplace_back();
     for (size_t i = 0; i < types.size(); ++i) {
+      if (per_device[i]) {
+        TPUSIM_ASSIGN_OR_RETURN(
+            Tensor t, ReadInput(f, static_cast<int>(i), DeviceFile(files[i], d), types[i]));
+        mine.push_back(std::move(t));
+        continue;
+      }
       if (!Tiled(shardings[i]) || !types[i].is_tensor()) {
         mine.push_back(global[i]);
         continue;

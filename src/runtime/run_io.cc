@@ -86,10 +86,9 @@ StatusOr<Tensor> RandomInput(const ir::Type& type, std::mt19937_64& rng, const s
 
 }  // namespace
 
-StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& options,
-                                     const std::vector<ir::Type>& types) {
-  size_t n = types.size();
-  std::vector<Tensor> args(n);
+StatusOr<std::vector<std::string>> InputFiles(const ir::Function& f, const RunOptions& options) {
+  const size_t n = f.type().inputs.size();
+  std::vector<std::string> files(n);
   size_t next_positional = 0;
   for (const std::string& spec : options.inputs) {
     size_t eq = spec.find('=');
@@ -104,23 +103,52 @@ StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& op
       }
       if (index == n) return NotFound("@" + f.name() + " has no parameter %" + name);
     } else {
-      while (next_positional < n && args[next_positional].valid()) ++next_positional;
+      while (next_positional < n && !files[next_positional].empty()) ++next_positional;
       index = next_positional;
     }
     if (index >= n) {
       return InvalidArgument("too many inputs: @" + f.name() + " takes " + std::to_string(n));
     }
-    if (args[index].valid()) {
+    if (!files[index].empty()) {
       return InvalidArgument(Label(f, static_cast<int>(index)) + " is given twice");
     }
-    TPUSIM_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(path));
-    TPUSIM_ASSIGN_OR_RETURN(
-        args[index],
-        ConvertInput(t, types[index], Label(f, static_cast<int>(index)) + " (" + path + ")"));
+    if (path.empty())
+      return InvalidArgument(Label(f, static_cast<int>(index)) + ": empty file name");
+    files[index] = path;
+  }
+  return files;
+}
+
+bool PerDeviceFile(std::string_view file) { return file.find(kDeviceField) != file.npos; }
+
+std::string DeviceFile(std::string file, int64_t device) {
+  for (size_t at; (at = file.find(kDeviceField)) != std::string::npos;) {
+    file.replace(at, kDeviceField.size(), std::to_string(device));
+  }
+  return file;
+}
+
+StatusOr<Tensor> ReadInput(const ir::Function& f, int i, const std::string& file,
+                           const ir::Type& type) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(file));
+  return ConvertInput(t, type, Label(f, i) + " (" + file + ")");
+}
+
+StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& options,
+                                     const std::vector<ir::Type>& types,
+                                     const std::vector<bool>& skip) {
+  const size_t n = types.size();
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> files, InputFiles(f, options));
+  std::vector<Tensor> args(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (files[i].empty() || (i < skip.size() && skip[i])) continue;
+    // One device alone reads its own file.
+    TPUSIM_ASSIGN_OR_RETURN(args[i],
+                            ReadInput(f, static_cast<int>(i), DeviceFile(files[i], 0), types[i]));
   }
   std::mt19937_64 rng(options.seed);
   for (size_t i = 0; i < n; ++i) {
-    if (args[i].valid()) continue;
+    if (args[i].valid() || (i < skip.size() && skip[i])) continue;
     const ir::Type& type = types[i];
     if (type.is_token()) {
       args[i] = Tensor::Token();

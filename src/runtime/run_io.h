@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tpusim/base/status.h"
@@ -14,11 +15,29 @@
 
 namespace tpusim::runtime {
 
+// The file each parameter of `f` reads ("" for none), from options.inputs:
+// FILE for the next parameter, or NAME=FILE. kInvalidArgument / kNotFound
+// for too many files, a parameter given twice, or an unknown name.
+StatusOr<std::vector<std::string>> InputFiles(const ir::Function& f, const RunOptions& options);
+
+// A file name with this field stands for one file per device, the field
+// replaced by the device's index ("x.device{device}.npy").
+inline constexpr std::string_view kDeviceField = "{device}";
+bool PerDeviceFile(std::string_view file);
+std::string DeviceFile(std::string file, int64_t device);
+
+// Parameter i of `f` from `file`, converted to `type` (floats rounded to a
+// narrower float type; small integer types from int8/uint8).
+StatusOr<Tensor> ReadInput(const ir::Function& f, int i, const std::string& file,
+                           const ir::Type& type);
+
 // The arguments of `f`, of `types` (f's parameter types, or what a device's
-// parameters make together): options.inputs read and converted (floats
-// rounded to narrower float types), the rest random if options.random_inputs.
+// parameters make together): their files read (a per-device file as device
+// 0's) and converted, the rest random if options.random_inputs. Parameters
+// with skip[i] are left empty, for the caller to give per device.
 StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& options,
-                                     const std::vector<ir::Type>& types);
+                                     const std::vector<ir::Type>& types,
+                                     const std::vector<bool>& skip = {});
 
 // Writes `results` into `dir` as <name>.npy, names[i] or "result<i>", and
 // prints a summary line each; every file or none (a failure removes those
