@@ -141,6 +141,18 @@ StatusOr<std::vector<std::vector<int64_t>>> ReadIotaGroups(HloCursor& c) {
   return rows;
 }
 
+// `{{0,1},{2,3}}`.
+StatusOr<std::vector<std::vector<int64_t>>> ReadGroupList(HloCursor& c) {
+  std::vector<std::vector<int64_t>> rows;
+  TPUSIM_RETURN_IF_ERROR(c.Expect('{', "'{' opening a list of groups"));
+  while (!c.Consume('}')) {
+    if (!rows.empty()) TPUSIM_RETURN_IF_ERROR(c.Expect(',', "',' or '}'"));
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> row, c.ReadIntList());
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace
 
 StatusOr<std::vector<std::vector<int64_t>>> AttrGroups(const HloLowering& l,
@@ -153,14 +165,23 @@ StatusOr<std::vector<std::vector<int64_t>>> AttrGroups(const HloLowering& l,
   if (c.Peek() == '[') {
     TPUSIM_ASSIGN_OR_RETURN(rows, ReadIotaGroups(c));
   } else {
-    TPUSIM_RETURN_IF_ERROR(c.Expect('{', "'{' opening a list of groups"));
-    while (!c.Consume('}')) {
-      if (!rows.empty()) TPUSIM_RETURN_IF_ERROR(c.Expect(',', "',' or '}'"));
-      TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> row, c.ReadIntList());
-      rows.push_back(std::move(row));
-    }
+    TPUSIM_ASSIGN_OR_RETURN(rows, ReadGroupList(c));
   }
   TPUSIM_RETURN_IF_ERROR(ExpectEnd(c, *a));
+  return rows;
+}
+
+StatusOr<std::vector<std::vector<int64_t>>> FrontendGroups(const HloLowering& l,
+                                                           const HloInstruction& inst,
+                                                           std::string_view key) {
+  const std::string_view attrs = AttrWord(inst, "frontend_attributes");
+  const std::string opening = std::string(key) + "=\"";
+  const size_t at = attrs.find(opening);
+  if (at == std::string_view::npos) return std::vector<std::vector<int64_t>>{};
+  const std::string_view rest = attrs.substr(at + opening.size());
+  HloCursor c = CursorOver(l.source(), rest.substr(0, rest.find('"')));
+  TPUSIM_ASSIGN_OR_RETURN(auto rows, ReadGroupList(c));
+  if (!c.AtEnd()) return c.Error("unexpected text in frontend attribute " + std::string(key));
   return rows;
 }
 

@@ -153,6 +153,11 @@ StatusOr<std::string> AttrString(const HloLowering& l, const HloInstruction& ins
 StatusOr<std::vector<std::vector<int64_t>>> AttrGroups(const HloLowering& l,
                                                        const HloInstruction& inst,
                                                        std::string_view key);
+// A group list in a frontend attribute, as XLA writes the pairs of a
+// send/recv: frontend_attributes={KEY="{{0,1},{1,2}}"}; none when absent.
+StatusOr<std::vector<std::vector<int64_t>>> FrontendGroups(const HloLowering& l,
+                                                           const HloInstruction& inst,
+                                                           std::string_view key);
 
 // `window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=.. rhs_dilate=..
 // rhs_reversal=..}` with XLA's defaults for absent fields.

@@ -303,6 +303,15 @@ StatusOr<HloValue> Outfeed(L& l, const HloInstruction& inst) {
   return HloValue::Whole(op->result(0));
 }
 
+// XLA's device-to-device send and recv name their (source, target) pairs in
+// a frontend attribute; StableHLO has them as source_target_pairs.
+Status SetPairs(L& l, const HloInstruction& inst, ir::Operation* op) {
+  TPUSIM_ASSIGN_OR_RETURN(auto pairs,
+                          FrontendGroups(l, inst, "_xla_send_recv_source_target_pairs"));
+  if (!pairs.empty()) op->attrs().Set("source_target_pairs", I64Rows(pairs));
+  return Status::Ok();
+}
+
 // send and recv happen whole at the instruction; their -done yields the
 // token (send) or the data and token (recv).
 StatusOr<HloValue> Send(L& l, const HloInstruction& inst) {
@@ -314,6 +323,7 @@ StatusOr<HloValue> Send(L& l, const HloInstruction& inst) {
   ir::Operation* op = l.Emit(inst, "stablehlo.send", operands, {ir::Type::Token()});
   if (channel) op->attrs().Set("channel_handle", channel);
   op->attrs().Set("is_host_transfer", Attribute::Bool(host));
+  TPUSIM_RETURN_IF_ERROR(SetPairs(l, inst, op));
   return HloValue::Whole(op->result(0));
 }
 
@@ -331,6 +341,7 @@ StatusOr<HloValue> Recv(L& l, const HloInstruction& inst) {
       l.Emit(inst, "stablehlo.recv", {l.Operand(inst, 0)}, {data, ir::Type::Token()});
   if (channel) op->attrs().Set("channel_handle", channel);
   op->attrs().Set("is_host_transfer", Attribute::Bool(host));
+  TPUSIM_RETURN_IF_ERROR(SetPairs(l, inst, op));
   return HloValue{ir::Type::Tuple({data, ir::Type::Token()}), {}, op->results()};
 }
 

@@ -276,6 +276,36 @@ ENTRY e {
   }
 }
 
+TEST(HloLowerTest, SendRecvPairsComeFromTheFrontendAttribute) {
+  auto m = MustParse(R"(HloModule m, num_partitions=4
+ENTRY e {
+  x = f32[4] parameter(0)
+  tok = token[] after-all()
+  sd = (f32[4], u32[], token[]) send(x, tok), channel_id=2, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,3}}"}
+  sdd = token[] send-done(sd), channel_id=2
+  rc = (f32[4], u32[], token[]) recv(sdd), channel_id=2, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,3}}"}
+  rcd = (f32[4], token[]) recv-done(rc), channel_id=2
+  ROOT r = f32[4] get-tuple-element(rcd), index=0
+})");
+  ASSERT_NE(m, nullptr);
+  for (std::string_view name : {"stablehlo.send", "stablehlo.recv"}) {
+    const ir::Operation* op = FindOp(*m, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_EQ(op->attr("source_target_pairs").ToString(),
+              "dense<[[0, 1], [1, 2], [2, 3]]> : tensor<3x2xi64>")
+        << name;
+  }
+  auto bad = ParseHlo(R"(HloModule m
+ENTRY e {
+  tok = token[] after-all()
+  ROOT rc = (f32[4], u32[], token[]) recv(tok), channel_id=2, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1;2}}"}
+})",
+                      "bad.hlo");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("bad.hlo:4:"), std::string::npos)
+      << bad.status().ToString();
+}
+
 constexpr std::string_view kCustomCall = R"(HloModule m
 ENTRY e {
   x = f32[128,128] parameter(0)

@@ -684,7 +684,8 @@ StatusOr<std::vector<std::vector<ProcessId>>> CollectiveGroups(const ir::Operati
                                                                int64_t num_partitions) {
   const Grid grid{num_replicas, num_partitions, 0, 0};
   const std::string_view name = op.name_str();
-  if (name == "stablehlo.collective_permute") {
+  if (name == "stablehlo.collective_permute" || name == "stablehlo.send" ||
+      name == "stablehlo.recv") {
     TPUSIM_ASSIGN_OR_RETURN(Groups pairs, ReadRows(op, "source_target_pairs"));
     return ProcessGroups(pairs, ChannelStrategy(op), grid, /*unique=*/false);
   }

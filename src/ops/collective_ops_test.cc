@@ -138,6 +138,22 @@ TEST(CollectiveReduce, OnlyTheRootKeepsTheSum) {
   EXPECT_EQ(RunGrid(Grid(body)), (V{{0, 0}, {0, 0}, {2, 22}, {4, 24}}));
 }
 
+// send/recv on channel 5 with source_target_pairs: in each replica,
+// partition 0 sends to partition 1, which receives its value; partition 0
+// receives nothing and gets zeros.
+TEST(SendRecv, PairsAddressTheTarget) {
+  const std::string attrs =
+      "channel_handle = #stablehlo.channel_handle<handle = 5, type = 1>, is_host_transfer = "
+      "false, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>";
+  std::string body = R"(  %t = stablehlo.after_all : !stablehlo.token
+  %s = "stablehlo.send"(%x, %t) {)" +
+                     attrs +
+                     R"(} : (tensor<2xi64>, !stablehlo.token) -> !stablehlo.token
+  %r, %u = "stablehlo.recv"(%s) {)" +
+                     attrs + "} : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)";
+  EXPECT_EQ(RunGrid(Grid(body)), (V{{0, 0}, {0, 10}, {0, 0}, {2, 12}}));
+}
+
 TEST(Grid, ReplicaAndPartitionIds) {
   std::string body = R"(  %i = stablehlo.replica_id : tensor<ui32>
   %j = stablehlo.partition_id : tensor<ui32>

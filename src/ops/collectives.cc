@@ -132,13 +132,13 @@ void Collectives::Deliver(const std::string& meeting, const std::vector<ProcessI
   MaybeCompleteLocked(*m, group);
 }
 
-Status Collectives::Send(int64_t channel, std::vector<Tensor> values) {
+Status Collectives::Send(int64_t channel, ProcessId to, std::vector<Tensor> values) {
   if (link_ != nullptr) {
     return Unimplemented("send/recv on channel " + std::to_string(channel) +
                          " in a grid spread over several processes (mpirun); run it in one");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  channels_[channel].push_back(std::move(values));
+  channels_[{channel, to}].push_back(std::move(values));
   const std::string tag = "recv on channel " + std::to_string(channel);
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     if (it->second == tag) {
@@ -150,9 +150,9 @@ Status Collectives::Send(int64_t channel, std::vector<Tensor> values) {
   return Status::Ok();
 }
 
-StatusOr<std::vector<Tensor>> Collectives::Recv(int64_t channel, ProcessId self) {
+StatusOr<std::vector<Tensor>> Collectives::Recv(int64_t channel, ProcessId self, bool any) {
   std::unique_lock<std::mutex> lock(mu_);
-  std::deque<std::vector<Tensor>>& queue = channels_[channel];
+  std::deque<std::vector<Tensor>>& queue = channels_[{channel, any ? kAnyProcess : self}];
   TPUSIM_RETURN_IF_ERROR(Wait(lock, self, "recv on channel " + std::to_string(channel),
                               [&] { return !queue.empty(); }));
   std::vector<Tensor> values = std::move(queue.front());

@@ -50,11 +50,11 @@ TEST(Collectives, SendRecvPairUpInOrder) {
   std::vector<int32_t> got;
   RunGrid(grid, [&](ProcessId p) {
     if (p == 0) {
-      EXPECT_TRUE(grid.Send(7, {Scalar(1)}).ok());
-      EXPECT_TRUE(grid.Send(7, {Scalar(2)}).ok());
+      EXPECT_TRUE(grid.Send(7, Collectives::kAnyProcess, {Scalar(1)}).ok());
+      EXPECT_TRUE(grid.Send(7, Collectives::kAnyProcess, {Scalar(2)}).ok());
       return;
     }
-    for (int i = 0; i < 2; ++i) got.push_back(grid.Recv(7, p).value()[0].data<int32_t>()[0]);
+    for (int i = 0; i < 2; ++i) got.push_back(grid.Recv(7, p, true).value()[0].data<int32_t>()[0]);
   });
   EXPECT_EQ(got, (std::vector<int32_t>{1, 2}));
 }
@@ -83,7 +83,7 @@ TEST(Collectives, DetectsMismatchedCollectives) {
 
 TEST(Collectives, DetectsRecvWithoutSender) {
   Collectives grid(1, 1);
-  StatusOr<std::vector<Tensor>> r = grid.Recv(3, 0);
+  StatusOr<std::vector<Tensor>> r = grid.Recv(3, 0, true);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("recv on channel 3"), std::string::npos);
 }
@@ -176,7 +176,8 @@ TEST(CollectivesOverHosts, AbortReachesTheOtherHostAndSendIsRefused) {
   link1.Connect(&host0);
   host0.Attach(&link0);
   host1.Attach(&link1);
-  EXPECT_EQ(host0.Send(3, {Scalar(1)}).code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(host0.Send(3, Collectives::kAnyProcess, {Scalar(1)}).code(),
+            StatusCode::kUnimplemented);
   Status waited;
   std::thread waiter([&] { waited = host1.Exchange({0, 1}, 1, "k", {Scalar(1)}).status(); });
   host0.Abort(InvalidArgument("process 0 failed"));

@@ -2,6 +2,7 @@
 // (replica_id, partition_id), tokens (after_all, create_token), the infeed and
 // outfeed streams, and point-to-point channels (send, recv).
 #include "ops/op_util.h"
+#include "ops/work_util.h"
 #include "tpusim/ops/collectives.h"
 
 namespace tpusim::ops {
@@ -151,31 +152,105 @@ int64_t Channel(const ir::Operation& op) {
   return id.kind() == ir::Attribute::Kind::kInt ? id.int_value() : 0;
 }
 
-// send/recv pair up by channel id: the n-th recv on a channel takes the n-th
-// value sent on it. With is_host_transfer the other end is the host, which
-// this executor models as the same channel queue.
+bool HostTransfer(const ir::Operation& op) {
+  ir::Attribute a = op.attr("is_host_transfer");
+  return a.kind() == ir::Attribute::Kind::kBool && a.bool_value();
+}
+
+// This process's partner in a device-to-device send/recv's
+// source_target_pairs: its target (`as_source`) or its source; nullopt when
+// the op names no pairs, -1 when this process is in none as that end.
+StatusOr<std::optional<ProcessId>> Partner(EvalContext& ctx, const ir::Operation& op,
+                                           bool as_source) {
+  if (HostTransfer(op) || !op.attr("source_target_pairs")) return std::optional<ProcessId>();
+  TPUSIM_ASSIGN_OR_RETURN(auto pairs,
+                          CollectiveGroups(op, ctx.num_replicas(), ctx.num_partitions()));
+  const ProcessId self = ctx.replica_id() * ctx.num_partitions() + ctx.partition_id();
+  for (const auto& pair : pairs) {
+    if (pair[as_source ? 0 : 1] == self) return std::optional<ProcessId>(pair[as_source ? 1 : 0]);
+  }
+  return std::optional<ProcessId>(-1);
+}
+
+// send/recv pair up by channel id. With source_target_pairs, a source's
+// values go to its target, and a process that is no target receives zeros
+// (as collective_permute's do); without, the n-th recv on a channel takes
+// the n-th value sent on it. With is_host_transfer the other end is the
+// host, which this executor models as the same channel queue.
 StatusOr<std::vector<Tensor>> EvalSend(EvalContext& ctx, const ir::Operation& op,
                                        std::span<const Tensor> operands) {
   TPUSIM_ASSIGN_OR_RETURN(Collectives * grid, RequireGrid(ctx, op));
-  TPUSIM_RETURN_IF_ERROR(grid->Send(Channel(op), Payload(operands)));
+  TPUSIM_ASSIGN_OR_RETURN(std::optional<ProcessId> target, Partner(ctx, op, true));
+  if (!target || *target >= 0) {
+    TPUSIM_RETURN_IF_ERROR(
+        grid->Send(Channel(op), target ? *target : Collectives::kAnyProcess, Payload(operands)));
+  }
   return std::vector<Tensor>{Tensor::Token()};
 }
 
 StatusOr<std::vector<Tensor>> EvalRecv(EvalContext& ctx, const ir::Operation& op,
                                        std::span<const Tensor>) {
   TPUSIM_ASSIGN_OR_RETURN(Collectives * grid, RequireGrid(ctx, op));
+  TPUSIM_ASSIGN_OR_RETURN(std::optional<ProcessId> source, Partner(ctx, op, false));
+  if (source && *source < 0) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> zeros, AllocateResults(op));
+    zeros.back() = Tensor::Token();
+    return zeros;
+  }
   ProcessId self = ctx.replica_id() * ctx.num_partitions() + ctx.partition_id();
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> values, grid->Recv(Channel(op), self));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> values,
+                          grid->Recv(Channel(op), self, /*any=*/!source));
   return WithToken(op, std::move(values));
 }
 
+Status VerifyPairs(const ir::Operation& op) {
+  if (!op.attr("source_target_pairs")) return Status::Ok();
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> flat, GetInts(op, "source_target_pairs"));
+  ir::Attribute a = op.attr("source_target_pairs");
+  const bool nx2 = a.kind() == ir::Attribute::Kind::kDenseElements && a.type().rank() == 2 &&
+                   a.type().shape()[1] == 2;
+  if (!nx2 && !flat.empty()) {
+    return InvalidArgument("'" + op.name_str() + "' source_target_pairs must be Nx2");
+  }
+  return Status::Ok();
+}
+
+Status VerifySend(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(VerifyTensorsThenToken(op));
+  return VerifyPairs(op);
+}
+
+Status VerifyRecv(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(VerifyPayloadThenToken(op));
+  return VerifyPairs(op);
+}
+
+// A send to another device reads its operands; the transfer is priced at
+// the recv, whose results wait for it, as a collective_permute over the
+// pairs. The model has no link to the host, and without pairs no route.
+Work SendWork(const ir::Operation& op) {
+  if (HostTransfer(op)) return {.unpriced = true};
+  return ReadsAndWrites(op);
+}
+
+Work RecvWork(const ir::Operation& op) {
+  if (HostTransfer(op) || !op.attr("source_target_pairs")) return {.unpriced = true};
+  int64_t bytes = 0;
+  for (int i = 0; i + 1 < op.num_results(); ++i) bytes += LogicalBytes(op.result(i).type());
+  Work w = ReadsAndWrites(op);
+  w.collective = CollectiveWork{CollectiveKind::kPermute, bytes};
+  return w;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.send",
-                    .verify = VerifyTensorsThenToken,
+                    .verify = VerifySend,
                     .eval = EvalSend,
+                    .work = SendWork,
                     .side_effects = true});
 TPUSIM_REGISTER_OP({.name = "stablehlo.recv",
-                    .verify = VerifyPayloadThenToken,
+                    .verify = VerifyRecv,
                     .eval = EvalRecv,
+                    .work = RecvWork,
                     .side_effects = true});
 
 }  // namespace

@@ -56,12 +56,6 @@ TEST(OverlapTest, IndependentComputeHidesTheCollective) {
   EXPECT_NEAR(async.exposed, std::max(0.0, sync.collective - sync.matmul), 1e-12);
 }
 
-}  // namespace
-}  // namespace tpusim::timing
-
-namespace tpusim::timing {
-namespace {
-
 // A loop body timed as blocks of 32 executions per op (timing-only mode)
 // overlaps as each iteration would: collective 3 beside matmul 2, then three
 // ops of 1 after the collective's result: 32 x (max(3, 2) + 3).
@@ -79,6 +73,40 @@ TEST(OverlapTest, ALoopBodyOverlapsAsEachIterationWould) {
   }
   EXPECT_DOUBLE_EQ(t.total_seconds(), 32 * 6);
   EXPECT_DOUBLE_EQ(t.exposed_communication_seconds(), 32 * 1);
+}
+
+// A device-to-device send/recv with pairs is a collective_permute split in
+// two: the recv, whose result waits for the data, carries its price; the
+// send only reads its operand. Without pairs the route is unknown.
+TEST(SendRecvTiming, TheRecvIsPricedAsAPermuteOverItsPairs) {
+  auto module = test::ParseVerified(R"(
+module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+    %t = stablehlo.after_all : !stablehlo.token
+    %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, is_host_transfer = false, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>} : (tensor<1024x1024xf32>, !stablehlo.token) -> !stablehlo.token
+    %r, %u = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, is_host_transfer = false, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>} : (!stablehlo.token) -> (tensor<1024x1024xf32>, !stablehlo.token)
+    %h, %v = "stablehlo.recv"(%u) {channel_handle = #stablehlo.channel_handle<handle = 2, type = 3>, is_host_transfer = true} : (!stablehlo.token) -> (tensor<1024x1024xf32>, !stablehlo.token)
+    %y = stablehlo.add %r, %h : tensor<1024x1024xf32>
+    return %y : tensor<1024x1024xf32>
+  }
+})");
+  auto slice = pod::FindSlice("v5e-8");
+  auto pricer = pod::CollectivePricer::Create(*slice, 1, 8);
+  ASSERT_TRUE(pricer->Prepare(*module).ok());
+  StaticOptions options{.pod = &*pricer};
+  auto t = TimeStatically(*module, "main", slice->chip, options);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const auto& e = t->events();
+  ASSERT_EQ(e.size(), 5u);  // after_all, send, recv, recv, add
+  EXPECT_TRUE(e[1].priced);
+  EXPECT_NE(e[1].cost.bound, hw::Bound::kIci);  // send
+  EXPECT_EQ(e[2].cost.bound, hw::Bound::kIci);  // recv
+  const double permute = pod::PriceCollective(*slice, ops::CollectiveKind::kPermute, 4 << 20,
+                                              {{0, 1}, {1, 2}, {2, 3}, {3, 0}})
+                             .seconds;
+  EXPECT_GT(permute, 0);
+  EXPECT_GE(e[2].cost.seconds, permute);
+  EXPECT_FALSE(e[3].priced);  // from the host
 }
 
 }  // namespace

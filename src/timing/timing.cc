@@ -12,6 +12,10 @@ hw::OpCost PriceOp(const hw::ChipSpec& chip, const ir::Operation& op, const ops:
   *priced = def != nullptr && def->work != nullptr;
   if (!*priced) return hw::OpCost{};
   ops::Work work = def->work(op);
+  if (work.unpriced) {
+    *priced = false;
+    return hw::OpCost{};
+  }
   std::optional<pod::CollectiveCost> collective;
   if (work.collective) {
     // Priced on a slice; without one (or on groups it cannot hold), unpriced.

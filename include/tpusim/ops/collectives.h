@@ -79,11 +79,14 @@ class Collectives {
   void Deliver(const std::string& meeting, const std::vector<ProcessId>& group, ProcessId from,
                std::vector<Tensor> values);
 
-  // Point-to-point channels: Send queues `values` on `channel` and returns at
-  // once; Recv blocks until a value is queued and takes the oldest.
-  // kUnimplemented when the grid spans hosts: the receiver is not known.
-  Status Send(int64_t channel, std::vector<Tensor> values);
-  StatusOr<std::vector<Tensor>> Recv(int64_t channel, ProcessId self);
+  // Point-to-point channels: Send queues `values` on `channel` for process
+  // `to` (kAnyProcess: whoever receives on the channel first) and returns at
+  // once; Recv blocks until a value for `self` (for `kAnyProcess` when
+  // `any`) is queued and takes the oldest. kUnimplemented when the grid
+  // spans hosts.
+  static constexpr ProcessId kAnyProcess = -1;
+  Status Send(int64_t channel, ProcessId to, std::vector<Tensor> values);
+  StatusOr<std::vector<Tensor>> Recv(int64_t channel, ProcessId self, bool any);
 
   // The grid's infeed: filled before the processes start, read by infeed ops
   // in arrival order. Empty -> kOutOfRange.
@@ -126,16 +129,17 @@ class Collectives {
   std::map<ProcessId, std::string> waiting_;  // blocked process -> what it waits for
   std::map<std::string, std::shared_ptr<Meeting>> meetings_;
   std::map<std::string, int64_t> uses_;  // (process, key, group) -> times used
-  std::map<int64_t, std::deque<std::vector<Tensor>>> channels_;
+  // (channel, receiver) -> values queued.
+  std::map<std::pair<int64_t, ProcessId>, std::deque<std::vector<Tensor>>> channels_;
   std::deque<std::vector<Tensor>> infeed_;
   std::vector<std::vector<Tensor>> outfeed_;
 };
 
 // The process groups that every instance of collective op `op` forms on a
 // num_replicas x num_partitions grid, by its attributes and the spec's group
-// strategies: each group in group order; for collective_permute, the
-// (source, target) pairs. kInvalidArgument/kOutOfRange for ids outside the
-// grid or named twice.
+// strategies: each group in group order; for collective_permute and a
+// send/recv's source_target_pairs, the (source, target) pairs. kInvalidArgument/kOutOfRange for ids
+// outside the grid or named twice.
 StatusOr<std::vector<std::vector<ProcessId>>> CollectiveGroups(const ir::Operation& op,
                                                                int64_t num_replicas,
                                                                int64_t num_partitions);
