@@ -89,6 +89,12 @@ int64_t Slice::ChipIndex(const DevicePlace& p) const {
 }
 
 StatusOr<Topology> ParseTopology(const hw::ChipSpec& chip, std::string_view text) {
+  if (text.ends_with("_twisted")) {
+    // Their wraparound links land shifted along the long axes; the
+    // collective model routes on plain tori only.
+    return Unimplemented("twisted tori ('" + std::string(text) + "') are not modelled; use '" +
+                         std::string(text.substr(0, text.size() - 8)) + "'");
+  }
   Topology t;
   for (size_t start = 0; start <= text.size();) {
     size_t x = text.find('x', start);

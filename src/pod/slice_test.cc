@@ -64,6 +64,10 @@ TEST(PodSliceTest, BadNamesSayWhatExists) {
   for (const char* bad : {"4x4", "4xx4x4", "0x4x4", "4x4x4x", "a", "2000x1x1"}) {
     EXPECT_EQ(ParseTopology(v5p, bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
+  Status twisted = ParseTopology(*hw::FindPreset("v4"), "4x4x8_twisted").status();
+  EXPECT_EQ(twisted.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(twisted.message().find("not modelled; use '4x4x8'"), std::string::npos)
+      << twisted.ToString();
 }
 
 // Device ids as JAX prints them on a v5litepod-16 (id = x + 4y) and a v3-32
