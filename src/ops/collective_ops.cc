@@ -177,7 +177,21 @@ StatusOr<std::vector<std::vector<Tensor>>> Exchange(EvalContext& ctx, const ir::
                            " processes, but the program runs as one process");
   }
   std::string key = op.name_str() + " (channel " + std::to_string(ChannelId(op)) + ")";
-  return ctx.collectives()->Exchange(group, g.self(), key, std::move(values));
+  std::vector<ir::Type> mine;
+  for (const Tensor& v : values) mine.push_back(v.type());
+  TPUSIM_ASSIGN_OR_RETURN(auto all,
+                          ctx.collectives()->Exchange(group, g.self(), key, std::move(values)));
+  // Every member must bring what this one does (MPMD programs may not).
+  for (size_t m = 0; m < all.size(); ++m) {
+    std::vector<ir::Type> theirs;
+    for (const Tensor& v : all[m]) theirs.push_back(v.type());
+    if (theirs != mine) {
+      return InvalidArgument("process " + std::to_string(group[m]) + " brings " +
+                             ir::TypeListString(theirs) + " to this collective, process " +
+                             std::to_string(g.self()) + " " + ir::TypeListString(mine));
+    }
+  }
+  return all;
 }
 
 // ---------------------------------------------------------------------------

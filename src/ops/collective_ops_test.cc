@@ -154,6 +154,31 @@ TEST(SendRecv, PairsAddressTheTarget) {
   EXPECT_EQ(RunGrid(Grid(body)), (V{{0, 0}, {0, 10}, {0, 0}, {2, 12}}));
 }
 
+// Members of a group (here of two different programs) that bring arrays of
+// different shapes are an error, not a reduction of whatever fits.
+TEST(Grid, MismatchedShapesAcrossAGroupAreAnError) {
+  auto program = [](const std::string& name, const std::string& type) {
+    return "func.func @" + name + "(%x: " + type + ") -> " + type + R"( {
+  %r = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%p: tensor<i64>, %q: tensor<i64>):
+      %s = stablehlo.add %p, %q : tensor<i64>
+      stablehlo.return %s : tensor<i64>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : ()" +
+           type + ") -> " + type + "\n  func.return %r : " + type + "\n}\n";
+  };
+  const std::string text = program("f", "tensor<2xi64>") + program("g", "tensor<3xi64>") + R"(
+func.func @main() -> (tensor<2xi64>, tensor<3xi64>) {
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  %b = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@f], [@g]]} : (tensor<2xi64>, tensor<3xi64>) -> (tensor<2xi64>, tensor<3xi64>)
+  func.return %r#0, %r#1 : tensor<2xi64>, tensor<3xi64>
+})";
+  auto r = RunMlir(text);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("brings (tensor<"), std::string::npos)
+      << r.status().ToString();
+}
+
 TEST(Grid, ReplicaAndPartitionIds) {
   std::string body = R"(  %i = stablehlo.replica_id : tensor<ui32>
   %j = stablehlo.partition_id : tensor<ui32>
