@@ -237,6 +237,28 @@ busy = {tracks[e["pid"], e["tid"]] for e in trace if e["ph"] == "X" and "all_red
 assert {"collectives", "ici x", "ici y", "ici"} <= busy, busy
 assert json.load(open("topology.json"))["total_seconds"] == r["total_seconds"]
 PY
+# --latency-hiding moves a matmul between an all_reduce and its first use.
+cat >lhs.mlir <<'MLIR'
+module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%x: tensor<1024x1024xf32>, %w: tensor<2048x2048xbf16>) -> (tensor<1024x1024xf32>, tensor<2048x2048xf32>) {
+    %s = "stablehlo.all_reduce"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+    }) : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %e = stablehlo.exponential %s : tensor<1024x1024xf32>
+    %m = stablehlo.dot_general %w, %w, contracting_dims = [1] x [0] : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xf32>
+    return %e, %m : tensor<1024x1024xf32>, tensor<2048x2048xf32>
+  }
+}
+MLIR
+expect_exit 0 "in program order" "$tpusim" run lhs.mlir --slice v5e-8 --timing-only --no-cache
+grep -q '(0.0% hidden by compute)' stdout.txt || fail "in order: $(grep communication stdout.txt)"
+expect_exit 0 "latency hiding" "$tpusim" run lhs.mlir --slice v5e-8 --timing-only --no-cache \
+  --latency-hiding
+grep -q 'latency-hiding [0-9.]* .s, buffer-assignment' stdout.txt || fail "no latency-hiding pass"
+grep -qE '\((7[0-9]|8[0-9]).[0-9]% hidden by compute\)' stdout.txt ||
+  fail "latency hiding hid too little: $(grep communication stdout.txt)"
 expect_exit 0 "no slice" "$tpusim" run "$dp" --timing-only --no-cache
 grep -q 'not priced by the model.*all_reduce' stdout.txt || fail "unpriced without a slice"
 expect_exit 2 "slice too small" "$tpusim" run "$dp" --slice v5e-4 --timing-only

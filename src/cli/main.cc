@@ -109,7 +109,11 @@ int Main(int argc, char** argv) {
 
   run_cmd->add_option("--passes", run.compile.passes,
                       "compiler passes to run: 'list' shows them; 'a,b' runs those; "
-                      "'-a,-b' all but those (default: all)");
+                      "'-a,-b' the default ones but those; 'all' every one (default: all "
+                      "but latency-hiding)");
+  run_cmd->add_flag("--latency-hiding", run.compile.latency_hiding,
+                    "reorder independent ops so that collectives overlap more compute, as "
+                    "XLA's latency-hiding scheduler does");
   run_cmd->add_flag("--no-fusion", [&](int64_t) { run.compile.fusion = false; },
                     "compile without the fusion pass, to see what fusion buys");
   run_cmd->add_option("--dump-dir", run.compile.dump_dir,
@@ -177,7 +181,8 @@ int Main(int argc, char** argv) {
   }
   if (*run_cmd && run.compile.passes == "list") {
     for (const tpusim::compiler::PassInfo& p : tpusim::compiler::AllPasses()) {
-      std::printf("%-18s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
+      std::printf("%-18s %s%s\n", std::string(p.name).c_str(), std::string(p.summary).c_str(),
+                  p.by_default ? "" : " [off by default]");
     }
     return 0;
   }

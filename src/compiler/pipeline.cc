@@ -16,9 +16,10 @@ const std::vector<PassInfo>& AllPasses() {
       {"canonicalize", "canonical forms and algebraic simplification", RunCanonicalize},
       {"constant-fold", "evaluate ops whose operands are constants", RunConstantFolding},
       {"dce", "remove ops whose results are unused", RunDeadCodeElimination},
-      {"layout-assignment", "choose TPU tile-friendly layouts, insert copies",
-       RunLayoutAssignment},
+      {"layout-assignment", "choose TPU tile-friendly layouts, insert copies", RunLayoutAssignment},
       {"fusion", "fuse elementwise chains, reductions and dot epilogues", RunFusion},
+      {"latency-hiding", "start collectives early, compute while they run (--latency-hiding)",
+       RunLatencyHidingScheduler, /*by_default=*/false},
       {"buffer-assignment", "plan HBM buffers by liveness; find the peak", RunBufferAssignment},
   };
   return kPasses;
@@ -56,8 +57,11 @@ Status Dump(const ir::Module& module, const std::string& dir, int index, std::st
 StatusOr<std::vector<PassInfo>> SelectPasses(std::string_view spec) {
   std::vector<std::string_view> parts = SplitCommas(spec);
   bool removing = !parts.empty() && parts.front().starts_with('-');
-  bool all = parts.empty() || removing || (parts.size() == 1 && parts[0] == "all");
-  std::vector<bool> chosen(AllPasses().size(), all);
+  const bool every = parts.size() == 1 && parts[0] == "all";
+  std::vector<bool> chosen(AllPasses().size());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    chosen[i] = every || ((parts.empty() || removing) && AllPasses()[i].by_default);
+  }
   for (std::string_view part : parts) {
     if (part == "all") continue;
     bool remove = part.starts_with('-');

@@ -15,6 +15,17 @@ StatusOr<std::vector<compiler::PassInfo>> Passes(const CompileOptions& options) 
   TPUSIM_ASSIGN_OR_RETURN(std::vector<compiler::PassInfo> passes,
                           compiler::SelectPasses(options.passes));
   if (!options.fusion) std::erase_if(passes, [](const auto& p) { return p.name == "fusion"; });
+  auto has = [&](std::string_view name) {
+    return std::any_of(passes.begin(), passes.end(), [&](const auto& p) { return p.name == name; });
+  };
+  if (options.latency_hiding && !has("latency-hiding")) {
+    // In pipeline order: every pass listed before it that was chosen, then it.
+    std::vector<compiler::PassInfo> with;
+    for (const compiler::PassInfo& p : compiler::AllPasses()) {
+      if (p.name == "latency-hiding" || has(p.name)) with.push_back(p);
+    }
+    passes = std::move(with);
+  }
   return passes;
 }
 

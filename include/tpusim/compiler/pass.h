@@ -53,6 +53,11 @@ Status RunLayoutAssignment(ir::Module& module, PassContext& ctx);
 // dots and convolutions, as tpusim.fusion kernels.
 Status RunFusion(ir::Module& module, PassContext& ctx);
 
+// Latency-hiding scheduling (off by default): reorders each block's ops so
+// that collectives start early and independent compute runs while they are
+// in flight; ops with side effects keep their order.
+Status RunLatencyHidingScheduler(ir::Module& module, PassContext& ctx);
+
 // Liveness-based buffer assignment: sets ctx.memory; kResourceExhausted
 // when the peak exceeds the chip's HBM.
 Status RunBufferAssignment(ir::Module& module, PassContext& ctx);

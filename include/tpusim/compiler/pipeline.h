@@ -19,15 +19,17 @@ struct PassInfo {
   std::string_view name;     // "dce", as --passes spells it
   std::string_view summary;  // one line for --passes=list
   PassFn run;
+  bool by_default = true;  // false: runs only when named (or with "all")
 };
 
 // Every pass, in pipeline order.
 const std::vector<PassInfo>& AllPasses();
 
 // The passes named in `spec`, a comma-separated list ("inline,dce"), in
-// pipeline order whatever the order given; "all" or "" is every pass, and a
-// leading '-' removes a pass from all ("-fusion"). kInvalidArgument names an
-// unknown pass and lists the known ones.
+// pipeline order whatever the order given; "" is the default pipeline (every
+// pass but those off by default), "all" every pass, and a leading '-'
+// removes a pass from the default pipeline ("-fusion"). kInvalidArgument
+// names an unknown pass and lists the known ones.
 StatusOr<std::vector<PassInfo>> SelectPasses(std::string_view spec);
 
 struct PipelineOptions {

@@ -27,6 +27,7 @@ namespace tpusim::runtime {
 struct CompileOptions {
   std::string passes;     // compiler::SelectPasses spec; "" runs every pass
   bool fusion = true;     // false drops the fusion pass
+  bool latency_hiding = false;  // true adds the latency-hiding pass
   bool use_cache = true;  // false: neither read nor write any cache
   // Where compiled programs are kept; empty: $XDG_CACHE_HOME/tpusim, else
   // $HOME/.cache/tpusim. Unwritable directories only cost the disk cache.
