@@ -204,17 +204,8 @@ Status Parser::ParseManualComputation(PrettyOp* op) {
   }
   TPUSIM_RETURN_IF_ERROR(ExpectKeyword("manual_axes"));
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
-  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'"));
-  std::vector<ir::Attribute> axes;
-  if (!Consume(TokenKind::kRBrace)) {
-    do {
-      if (!tok_.is(TokenKind::kString)) return Error("expected a mesh axis name");
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, ParseAttribute());
-      axes.push_back(std::move(axis));
-    } while (Consume(TokenKind::kComma));
-    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRBrace, "'}'"));
-  }
-  op->op->attrs().Set("manual_axes", ir::Attribute::Array(std::move(axes)));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axes, ParseSdyAxisSet());
+  op->op->attrs().Set("manual_axes", std::move(axes));
   Args args;
   TPUSIM_RETURN_IF_ERROR(ParseArgGroup(*this, &args));
   TPUSIM_RETURN_IF_ERROR(ParseRegion(&op->op->AddRegion(), args));

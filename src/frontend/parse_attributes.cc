@@ -288,15 +288,19 @@ StatusOr<ir::Attribute> Parser::ParseConvDimensionNumbers() {
        {"output_spatial_dimensions", IntList(out.spatial)}});
 }
 
-// `#sdy.sharding<@mesh, [{"x"}, {"y", ?}], replicated={"z"}>` after the '<'.
+// `#sdy.sharding<@mesh, [{"x"}, {"y", ?}], replicated={"z"}>` after the '<':
+// fields mesh, dims (each the axis names of one dimension), open (the
+// dimensions marked `?`, when any) and replicated. Priorities are dropped.
 static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
   TPUSIM_ASSIGN_OR_RETURN(ir::Attribute mesh, p.ParseAttribute());
-  auto parse_axes = [&p]() -> StatusOr<ir::Attribute> {
+  bool open = false;
+  auto parse_axes = [&p, &open]() -> StatusOr<ir::Attribute> {
     TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
     std::vector<ir::Attribute> axes;
+    open = false;
     while (!p.Consume(TokenKind::kRBrace)) {
       if (p.Consume(TokenKind::kQuestion)) {
-        // An open dimension: may be sharded further; not kept.
+        open = true;  // may be sharded further
       } else {
         TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, p.ParseAttribute());
         if (axis.kind() != ir::Attribute::Kind::kString) return p.Error("expected an axis name");
@@ -311,15 +315,17 @@ static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
   };
   TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kComma, "','"));
   TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'['"));
-  std::vector<ir::Attribute> dims;
+  std::vector<ir::Attribute> dims, open_dims;
   if (!p.Consume(TokenKind::kRSquare)) {
     do {
       TPUSIM_ASSIGN_OR_RETURN(ir::Attribute d, parse_axes());
+      if (open) open_dims.push_back(ir::Attribute::Int(static_cast<int64_t>(dims.size())));
       dims.push_back(std::move(d));
     } while (p.Consume(TokenKind::kComma));
     TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kRSquare, "']'"));
   }
   std::vector<ir::NamedAttribute> fields = {{"mesh", mesh}, {"dims", ir::Attribute::Array(dims)}};
+  if (!open_dims.empty()) fields.emplace_back("open", ir::Attribute::Array(std::move(open_dims)));
   if (p.Consume(TokenKind::kComma)) {
     TPUSIM_RETURN_IF_ERROR(p.ExpectKeyword("replicated"));
     TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
@@ -328,6 +334,21 @@ static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
   }
   TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>'"));
   return ir::Attribute::Struct("sdy.sharding", std::move(fields));
+}
+
+StatusOr<ir::Attribute> Parser::ParseSdyAxisSet() {
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'"));
+  std::vector<ir::Attribute> axes;
+  if (!Consume(TokenKind::kRBrace)) {
+    do {
+      if (!tok_.is(TokenKind::kString)) return Error("expected a mesh axis name");
+      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, ParseAttribute());
+      axes.push_back(std::move(axis));
+    } while (Consume(TokenKind::kComma));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRBrace, "'}'"));
+  }
+  return ir::Attribute::Struct("sdy.manual_axes",
+                               {{"axes", ir::Attribute::Array(std::move(axes))}});
 }
 
 StatusOr<ir::Attribute> Parser::ParseSdyShardingList() {
@@ -355,6 +376,13 @@ StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
     return it->second;
   }
   Advance();
+  if (name == "sdy" && tok_.is(TokenKind::kBareId) && tok_.text == "manual_axes") {
+    // `#sdy<manual_axes{"x", "y"}>`: the manual axes of a manual computation.
+    Advance();
+    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axes, ParseSdyAxisSet());
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
+    return axes;
+  }
   if (name.find('.') == std::string::npos) {
     // `#stablehlo<comparison_direction EQ>`: a dialect enum.
     if (!tok_.is(TokenKind::kBareId)) return Error("expected an enum kind");
@@ -374,8 +402,13 @@ StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
     return conv;
   }
-  if (name == "sdy.sharding" && tok_.is(TokenKind::kAtId)) return ParseSdySharding(*this);
-  if (name == "sdy.sharding_per_value" && tok_.is(TokenKind::kLSquare)) {
+  if (name == "sdy.sharding") {
+    if (!tok_.is(TokenKind::kAtId))
+      return UnimplementedAt(tok_.offset,
+                             "expected a mesh name (@mesh); inline meshes are not supported");
+    return ParseSdySharding(*this);
+  }
+  if (name == "sdy.sharding_per_value") {
     TPUSIM_ASSIGN_OR_RETURN(ir::Attribute list, ParseSdyShardingList());
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
     return list;

@@ -117,6 +117,8 @@ class Parser {
   StatusOr<ir::Attribute> ParseHashAttribute();
   // `[<@mesh, [...]>, ...]`: a "sdy.sharding_per_value" struct.
   StatusOr<ir::Attribute> ParseSdyShardingList();
+  // `{"x", "y"}`: a "sdy.manual_axes" struct.
+  StatusOr<ir::Attribute> ParseSdyAxisSet();
   // Defines `#name = attr` / `!name = type` at the top level.
   Status ParseAliasDefinition();
 

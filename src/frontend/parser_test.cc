@@ -277,5 +277,19 @@ TEST(ModuleTest, StructAttributes) {
   EXPECT_EQ(ops[1]->attr("replica_groups").AsInts(), (std::vector<int64_t>{0, 1}));
 }
 
+// Shardy attributes are read only in Shardy's own syntax, so that every
+// "sdy.sharding" in the IR has its fields.
+TEST(ModuleTest, ShardyAttributesInAnyOtherFormAreErrors) {
+  for (const char* sharding :
+       {"#sdy.sharding<mesh = @m, dims = 3>", "#sdy.sharding_per_value<shardings = 3>"}) {
+    auto m = ParseStableHlo(std::string("func.func @f(%a: tensor<8xf32> {sdy.sharding = ") +
+                                sharding + "}) {\n  func.return\n}\n",
+                            "test.mlir");
+    ASSERT_FALSE(m.ok()) << sharding;
+    EXPECT_NE(m.status().ToString().find("test.mlir:1:"), std::string::npos)
+        << m.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::frontend

@@ -63,6 +63,46 @@ Attribute Attribute::Get(std::string_view key) const {
 
 namespace {
 
+// `{"x", "y"}`, and `?` last when `open`.
+std::string SdyAxes(const Attribute& axes, bool open = false) {
+  std::string s = "{";
+  for (size_t i = 0; i < axes.array().size(); ++i)
+    s += (i ? ", " : "") + axes.array()[i].ToString();
+  if (open) s += axes.array().empty() ? "?" : ", ?";
+  return s + "}";
+}
+
+// `<@mesh, [{"x"}, {"y", ?}], replicated={"z"}>`.
+std::string SdyShardingBody(const Attribute& a) {
+  std::vector<bool> open(a.Get("dims").array().size(), false);
+  if (Attribute o = a.Get("open")) {
+    for (const Attribute& d : o.array()) {
+      if (d.int_value() >= 0 && d.int_value() < static_cast<int64_t>(open.size()))
+        open[d.int_value()] = true;
+    }
+  }
+  std::string s = "<" + a.Get("mesh").ToString() + ", [";
+  for (size_t d = 0; d < open.size(); ++d)
+    s += (d ? ", " : "") + SdyAxes(a.Get("dims").array()[d], open[d]);
+  s += "]";
+  if (Attribute r = a.Get("replicated")) s += ", replicated=" + SdyAxes(r);
+  return s + ">";
+}
+
+}  // namespace
+
+// Shardy's attributes in Shardy's own syntax, as JAX prints them.
+static std::string SdyToString(const Attribute& a) {
+  if (a.name() == "sdy.sharding") return "#sdy.sharding" + SdyShardingBody(a);
+  if (a.name() == "sdy.manual_axes") return "#sdy<manual_axes" + SdyAxes(a.Get("axes")) + ">";
+  std::string s = "#sdy.sharding_per_value<[";
+  const std::vector<Attribute>& list = a.Get("shardings").array();
+  for (size_t i = 0; i < list.size(); ++i) s += (i ? ", " : "") + SdyShardingBody(list[i]);
+  return s + "]>";
+}
+
+namespace {
+
 int64_t LoadInt(const uint8_t* p, ElementType t) {
   switch (StorageBytes(t)) {
     case 1: return IsUnsignedInt(t) || IsBool(t) ? int64_t{*p} : int64_t{static_cast<int8_t>(*p)};
@@ -249,6 +289,10 @@ std::string Attribute::ToString() const {
       return "#" + name().substr(0, dot) + "<" + name().substr(dot + 1) + " " + str() + ">";
     }
     case Kind::kStruct: {
+      if (name() == "sdy.sharding" || name() == "sdy.sharding_per_value" ||
+          name() == "sdy.manual_axes") {
+        return SdyToString(*this);
+      }
       std::string s = "#" + name() + "<";
       for (size_t i = 0; i < fields().size(); ++i) {
         if (i) s += ", ";

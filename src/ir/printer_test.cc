@@ -64,6 +64,9 @@ TEST(PrinterTest, MeshesAndShardingsPrintBackReadably) {
   EXPECT_NE(once.find(R"(sdy.mesh @mesh = <["x"=2, "y"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>)"),
             std::string::npos)
       << once;
+  EXPECT_NE(once.find(R"({sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}], replicated={"y"}>})"),
+            std::string::npos)
+      << once;
   EXPECT_EQ(Print(once), once);
 }
 

@@ -53,9 +53,10 @@ Status VerifyManualComputation(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(Shardings(op, "in_shardings", op.num_operands()).status());
   TPUSIM_RETURN_IF_ERROR(Shardings(op, "out_shardings", op.num_results()).status());
   Attribute axes = op.attr("manual_axes");
-  bool names = axes.kind() == Attribute::Kind::kArray;
-  for (size_t i = 0; names && i < axes.array().size(); ++i) {
-    names = axes.array()[i].kind() == Attribute::Kind::kString;
+  bool names = axes.kind() == Attribute::Kind::kStruct && axes.name() == "sdy.manual_axes" &&
+               axes.Get("axes").kind() == Attribute::Kind::kArray;
+  for (size_t i = 0; names && i < axes.Get("axes").array().size(); ++i) {
+    names = axes.Get("axes").array()[i].kind() == Attribute::Kind::kString;
   }
   if (!names) return InvalidArgument("sdy.manual_computation needs manual_axes (axis names)");
   const ir::Region& body = op.region(0);
@@ -86,7 +87,7 @@ Status VerifyManualComputation(const ir::Operation& op) {
 StatusOr<ir::HloSharding> ManualSharding(const ir::Module& module, const Attribute& sharding,
                                          const Attribute& manual_axes, int64_t rank) {
   auto manual = [&](const Attribute& axis) {
-    for (const Attribute& m : manual_axes.array()) {
+    for (const Attribute& m : manual_axes.Get("axes").array()) {
       if (m.str() == axis.str()) return true;
     }
     return false;
