@@ -305,6 +305,8 @@ grep -q "^tpusim: input %x (half.device0.npy): the file holds tensor<32x1024xf32
 expect_exit 0 "data parallel HLO" "$tpusim" run "$examples/data_parallel_grads.hlo" --slice v5e-8 \
   --input x.npy --output-dir dp_hlo --no-cache
 cmp -s dp_out/result0.npy dp_hlo/result0.npy || fail "HLO data parallel values differ"
+grep -qE '^  .* ici +%all-reduce-start stablehlo.all_reduce ' stdout.txt ||
+  fail "HLO instruction names in the costliest ops: $(grep -A2 '^costliest' stdout.txt)"
 [[ $(grep '^  time ' stdout.txt) == $("$tpusim" run "$dp" --slice v5e-8 --timing-only --no-cache |
   grep '^  time ') ]] || fail "HLO data parallel time differs"
 tp=$examples/tensor_parallel_mlp.mlir

@@ -42,7 +42,8 @@ ir::Operation* HloLowering::Emit(const HloInstruction& inst, std::string_view na
                                  std::vector<ir::Value> operands, std::vector<ir::Type> results) {
   auto op = std::make_unique<ir::Operation>(ir::OpName(name), Loc(inst));
   op->SetOperands(std::move(operands));
-  for (ir::Type& t : results) op->AddResult(std::move(t));
+  // Results keep the instruction's name, which the reports show.
+  for (ir::Type& t : results) op->AddResult(std::move(t), std::string(inst.name));
   return block_->Append(std::move(op));
 }
 

@@ -9,7 +9,7 @@ namespace {
 
 std::string NameOf(const ir::Operation& op) {
   if (op.num_results() > 0 && !op.result(0).name().empty()) return "%" + op.result(0).name();
-  return op.name_str();
+  return "";  // the table shows the op's name beside it anyway
 }
 
 // Bytes on every directed ICI link: each pattern's shared loads once, times
