@@ -82,6 +82,27 @@ for name in ("dp2", "tp2", "tp3"):
     assert one["total_seconds"] == many["total_seconds"], name
     assert one["slice"] == many["slice"], name
 PY
+# send/recv with source_target_pairs around a ring of the 8 devices: device
+# d receives d - 1's partition id, across processes too.
+cat >ring.mlir <<'MLIR'
+module @ring attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main() -> tensor<4xui32> {
+    %p = stablehlo.partition_id : tensor<ui32>
+    %v = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<ui32>) -> tensor<4xui32>
+    %t = stablehlo.after_all : !stablehlo.token
+    %s = "stablehlo.send"(%v, %t) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, is_host_transfer = false, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 6], [6, 7], [7, 0]]> : tensor<8x2xi64>} : (tensor<4xui32>, !stablehlo.token) -> !stablehlo.token
+    %r, %u = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, is_host_transfer = false, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 6], [6, 7], [7, 0]]> : tensor<8x2xi64>} : (!stablehlo.token) -> (tensor<4xui32>, !stablehlo.token)
+    return %r : tensor<4xui32>
+  }
+}
+MLIR
+same_run ring3 3 ring.mlir --slice v5e-8
+$py - <<'PY' || fail "send/recv ring values"
+import numpy as np
+for d in range(8):
+    got = np.load(f"many_ring3/result0.device{d}.npy")
+    assert (got == (d - 1) % 8).all(), (d, got)
+PY
 mpi 2 "$tpusim" run "$dp" --slice v5p-64 --timing-only --no-cache >tonly.txt 2>&1 ||
   fail "timing-only under mpirun: $(tail -n 2 tonly.txt)"
 [[ $(grep -c '^device: ' tonly.txt) == 1 ]] || fail "timing-only: not one report: $(cat tonly.txt)"

@@ -14,7 +14,7 @@ namespace {
 // A message is a header (kind, length) then its bytes in chunks, so that
 // one message may exceed MPI's int counts.
 enum Tag : int { kHeaderTag = 1, kBodyTag, kGatherHeaderTag, kGatherBodyTag };
-enum class Kind : int64_t { kValues, kAbort, kStop };
+enum class Kind : int64_t { kValues, kChannel, kAbort, kStop };
 constexpr int64_t kChunk = int64_t{1} << 30;
 
 void SendMessage(Kind kind, const std::string& bytes, int dest, int header_tag, int body_tag) {
@@ -134,6 +134,17 @@ Status HostLink::Post(int host, const std::string& meeting,
   return Status::Ok();
 }
 
+Status HostLink::PostChannel(int host, int64_t channel, ops::ProcessId to,
+                             const std::vector<Tensor>& values) {
+  std::string bytes;
+  WriteInt(channel, bytes);
+  WriteInt(to, bytes);
+  WriteTensors(values, bytes);
+  std::lock_guard<std::mutex> lock(send_mu_);
+  SendMessage(Kind::kChannel, bytes, host, kHeaderTag, kBodyTag);
+  return Status::Ok();
+}
+
 void HostLink::PostAbort(const Status& status) {
   std::string bytes;
   WriteInt(static_cast<int64_t>(status.code()), bytes);
@@ -155,6 +166,14 @@ void HostLink::Receive() {
         TPUSIM_ASSIGN_OR_RETURN(int64_t code, ReadInt(in));
         TPUSIM_ASSIGN_OR_RETURN(std::string message, ReadString(in));
         grid_.Abort(Status(static_cast<StatusCode>(code), message), /*from_remote=*/true);
+        return Status::Ok();
+      }
+      if (kind == Kind::kChannel) {
+        TPUSIM_ASSIGN_OR_RETURN(int64_t channel, ReadInt(in));
+        TPUSIM_ASSIGN_OR_RETURN(int64_t to, ReadInt(in));
+        if (to < 0 || to >= grid_.num_processes()) return Internal("a malformed channel message");
+        TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> values, ReadTensors(in));
+        grid_.DeliverChannel(channel, to, std::move(values));
         return Status::Ok();
       }
       TPUSIM_ASSIGN_OR_RETURN(std::string meeting, ReadString(in));

@@ -133,24 +133,38 @@ void Collectives::Deliver(const std::string& meeting, const std::vector<ProcessI
 }
 
 Status Collectives::Send(int64_t channel, ProcessId to, std::vector<Tensor> values) {
-  if (link_ != nullptr) {
+  if (link_ != nullptr && to == kAnyProcess) {
     return Unimplemented("send/recv on channel " + std::to_string(channel) +
-                         " in a grid spread over several processes (mpirun); run it in one");
+                         " without source_target_pairs in a grid spread over several processes "
+                         "(mpirun); run it in one");
   }
+  if (link_ != nullptr && link_->HostOf(to) != link_->self_host()) {
+    return link_->PostChannel(link_->HostOf(to), channel, to, values);
+  }
+  DeliverChannel(channel, to, std::move(values));
+  return Status::Ok();
+}
+
+void Collectives::DeliverChannel(int64_t channel, ProcessId to, std::vector<Tensor> values) {
   std::lock_guard<std::mutex> lock(mu_);
   channels_[{channel, to}].push_back(std::move(values));
+  // The receiver it wakes no longer waits (for deadlock detection).
   const std::string tag = "recv on channel " + std::to_string(channel);
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
-    if (it->second == tag) {
+    if (it->second == tag && (to == kAnyProcess || it->first == to)) {
       waiting_.erase(it);
       break;
     }
   }
   cv_.notify_all();
-  return Status::Ok();
 }
 
 StatusOr<std::vector<Tensor>> Collectives::Recv(int64_t channel, ProcessId self, bool any) {
+  if (link_ != nullptr && any) {
+    return Unimplemented("recv on channel " + std::to_string(channel) +
+                         " without source_target_pairs in a grid spread over several processes "
+                         "(mpirun); run it in one");
+  }
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<std::vector<Tensor>>& queue = channels_[{channel, any ? kAnyProcess : self}];
   TPUSIM_RETURN_IF_ERROR(Wait(lock, self, "recv on channel " + std::to_string(channel),

@@ -131,6 +131,13 @@ class DirectLink : public GridLink {
     peer_->Deliver(meeting, group, from, values);
     return Status::Ok();
   }
+  Status PostChannel(int host, int64_t channel, ProcessId to,
+                     const std::vector<Tensor>& values) override {
+    EXPECT_NE(host, self_);
+    ++posts;
+    peer_->DeliverChannel(channel, to, values);
+    return Status::Ok();
+  }
   void PostAbort(const Status& status) override { peer_->Abort(status, /*from_remote=*/true); }
   int posts = 0;
 
@@ -167,6 +174,24 @@ TEST(CollectivesOverHosts, ExchangeMeetsAcrossHosts) {
   // Each process posts once per round to the one other host.
   EXPECT_EQ(link0.posts, 2);
   EXPECT_EQ(link1.posts, 6);
+}
+
+TEST(CollectivesOverHosts, AddressedSendsCrossHosts) {
+  Collectives host0(1, 2), host1(1, 2);
+  DirectLink link0(0, 1), link1(1, 1);  // process 0 on host 0, 1 on host 1
+  link0.Connect(&host1);
+  link1.Connect(&host0);
+  host0.Attach(&link0);
+  host1.Attach(&link1);
+  std::thread receiver([&] {
+    auto got = host1.Recv(4, 1, /*any=*/false);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ((*got)[0].data<int32_t>()[0], 7);
+  });
+  ASSERT_TRUE(host0.Send(4, 1, {Scalar(7)}).ok());
+  receiver.join();
+  EXPECT_EQ(link0.posts, 1);
+  EXPECT_EQ(host1.Recv(4, 1, /*any=*/true).status().code(), StatusCode::kUnimplemented);
 }
 
 TEST(CollectivesOverHosts, AbortReachesTheOtherHostAndSendIsRefused) {

@@ -70,6 +70,8 @@ class HostLink : public ops::GridLink {
   int self_host() const override { return world_.rank(); }
   Status Post(int host, const std::string& meeting, const std::vector<ops::ProcessId>& group,
               ops::ProcessId from, const std::vector<Tensor>& values) override;
+  Status PostChannel(int host, int64_t channel, ops::ProcessId to,
+                     const std::vector<Tensor>& values) override;
   void PostAbort(const Status& status) override;
 
  private:

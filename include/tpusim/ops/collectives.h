@@ -45,6 +45,10 @@ class GridLink {
   // that Deliver needs.
   virtual Status Post(int host, const std::string& meeting, const std::vector<ProcessId>& group,
                       ProcessId from, const std::vector<Tensor>& values) = 0;
+  // Carries `values` sent on `channel` to process `to`, which `host` runs.
+  // Same blocking rule as Post.
+  virtual Status PostChannel(int host, int64_t channel, ProcessId to,
+                             const std::vector<Tensor>& values) = 0;
   // Tells every other host that the grid failed.
   virtual void PostAbort(const Status& status) = 0;
 };
@@ -80,13 +84,15 @@ class Collectives {
                std::vector<Tensor> values);
 
   // Point-to-point channels: Send queues `values` on `channel` for process
-  // `to` (kAnyProcess: whoever receives on the channel first) and returns at
-  // once; Recv blocks until a value for `self` (for `kAnyProcess` when
-  // `any`) is queued and takes the oldest. kUnimplemented when the grid
-  // spans hosts.
+  // `to` (kAnyProcess: whoever receives on the channel first), on this host
+  // or through the link on another, and returns at once; Recv blocks until a
+  // value for `self` (for `kAnyProcess` when `any`) is queued and takes the
+  // oldest. kUnimplemented for kAnyProcess when the grid spans hosts.
   static constexpr ProcessId kAnyProcess = -1;
   Status Send(int64_t channel, ProcessId to, std::vector<Tensor> values);
   StatusOr<std::vector<Tensor>> Recv(int64_t channel, ProcessId self, bool any);
+  // What another host's process sent on `channel` to `to`; called by the link.
+  void DeliverChannel(int64_t channel, ProcessId to, std::vector<Tensor> values);
 
   // The grid's infeed: filled before the processes start, read by infeed ops
   // in arrival order. Empty -> kOutOfRange.
