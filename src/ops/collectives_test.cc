@@ -110,12 +110,6 @@ TEST(Collectives, InfeedIsFifoAndEmptyIsAnError) {
   EXPECT_EQ(grid.PopInfeed().status().code(), StatusCode::kOutOfRange);
 }
 
-}  // namespace
-}  // namespace tpusim::ops
-
-namespace tpusim::ops {
-namespace {
-
 // Two hosts in one address space: each link hands what it posts straight to
 // the other host's Collectives, as an MPI link would over the wire.
 class DirectLink : public GridLink {

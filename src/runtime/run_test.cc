@@ -127,12 +127,6 @@ func.func @second() -> tensor<i32> {
   EXPECT_EQ(RunProgram(options_, log_).code(), StatusCode::kNotFound);
 }
 
-}  // namespace
-}  // namespace tpusim::runtime
-
-namespace tpusim::runtime {
-namespace {
-
 // On a slice, a tiled argument is cut into the devices' tiles, an unsharded
 // result is written per device, and a tiled one is put back together.
 TEST_F(RunProgramTest, SliceSplitsShardedInputsAndAssemblesResults) {

@@ -192,12 +192,6 @@ TEST(WorkRulesTest, RaggedDotIsOneMxuProductPerGroup) {
   EXPECT_EQ(w.flops, 2 * 64 * 32 * 16);
 }
 
-}  // namespace
-}  // namespace tpusim::ops
-
-namespace tpusim::ops {
-namespace {
-
 // TE's fused attention is priced as flash attention: QK^T and PV per query
 // head forward, four more products backward, a causal mask keeping
 // (S + 1) / 2S of the scores.
