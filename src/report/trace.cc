@@ -58,8 +58,9 @@ void DetailedDevice(const timing::Timeline& timeline, const std::string& name, T
   const int rank = timeline.slice() ? timeline.slice()->topology.rank() : 0;
   w.Process(pid, name);
   w.Track(pid, 0, "ops");
-  for (int u = 0; u < hw::kNumUnits; ++u)
+  for (int u = 0; u < hw::kNumUnits; ++u) {
     w.Track(pid, u + 1, hw::UnitName(static_cast<hw::Unit>(u)));
+  }
   if (timeline.slice()) {
     static const char* kAxis[] = {"ici x", "ici y", "ici z"};
     w.Process(kLinksPid, "slice " + timeline.slice()->name + ": links (busiest of each axis)");

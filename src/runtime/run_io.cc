@@ -112,8 +112,9 @@ StatusOr<std::vector<std::string>> InputFiles(const ir::Function& f, const RunOp
     if (!files[index].empty()) {
       return InvalidArgument(Label(f, static_cast<int>(index)) + " is given twice");
     }
-    if (path.empty())
+    if (path.empty()) {
       return InvalidArgument(Label(f, static_cast<int>(index)) + ": empty file name");
+    }
     files[index] = path;
   }
   return files;

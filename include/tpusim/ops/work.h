@@ -83,8 +83,9 @@ struct Work {
   std::optional<CollectiveWork> collective;
   // For a foreign kernel (a custom call): the algorithm it was priced as.
   std::string priced_as;
-  // The model cannot price this use of the op (a recv from the host); the
-  // report lists it as unpriced.
+  // The model cannot price this use of the op (a transfer to or from the
+  // host, a recv without source_target_pairs); the report lists it as
+  // unpriced.
   bool unpriced = false;
 
   void AddVector(VectorClass c, int64_t n) { vector_ops[static_cast<int>(c)] += n; }
