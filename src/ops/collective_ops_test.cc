@@ -34,14 +34,7 @@ std::string Grid(const std::string& body, const std::string& result_type = "tens
 }
 
 std::vector<std::vector<int64_t>> RunGrid(const std::string& text) {
-  auto r = RunMlir(text);
-  if (!r.ok()) {
-    ADD_FAILURE() << r.status().ToString();
-    return {};
-  }
-  std::vector<std::vector<int64_t>> out;
-  for (const Tensor& t : *r) out.push_back(Read<int64_t>(t));
-  return out;
+  return testing::RunAndReadAll<int64_t>(text);
 }
 
 std::string AllReduce(const std::string& attrs) {

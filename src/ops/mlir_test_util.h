@@ -62,6 +62,20 @@ std::vector<T> RunAndRead(std::string_view text, int i = 0) {
   return Read<T>((*r)[i]);
 }
 
+// Runs `text` and returns every result as values of T (a grid's results in
+// process order); empty on failure, after a test failure naming the error.
+template <class T>
+std::vector<std::vector<T>> RunAndReadAll(std::string_view text) {
+  auto r = RunMlir(text);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status().ToString();
+    return {};
+  }
+  std::vector<std::vector<T>> out;
+  for (const Tensor& t : *r) out.push_back(Read<T>(t));
+  return out;
+}
+
 }  // namespace tpusim::ops::testing
 
 #endif  // TPUSIM_OPS_MLIR_TEST_UTIL_H_

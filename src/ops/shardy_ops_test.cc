@@ -38,14 +38,7 @@ func.func @main() -> ()" +
 }
 
 std::vector<std::vector<int64_t>> RunGrid(const std::string& text) {
-  auto r = RunMlir(text);
-  if (!r.ok()) {
-    ADD_FAILURE() << r.status().ToString();
-    return {};
-  }
-  std::vector<std::vector<int64_t>> out;
-  for (const Tensor& t : *r) out.push_back(Read<int64_t>(t));
-  return out;
+  return testing::RunAndReadAll<int64_t>(text);
 }
 
 constexpr const char* kAddPid = R"(
