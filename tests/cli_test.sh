@@ -218,6 +218,11 @@ grep -q 'double_buffered = false' stderr.txt || fail "scale_sim + double_buffere
 # --- Pod slices: collectives priced on the torus.
 expect_exit 0 "slices" "$tpusim" slices
 grep -qE '^v5p-128 +64 +64 4x4x4 +wraps x,y,z +16$' stdout.txt || fail "slices: $(grep v5p-128 stdout.txt)"
+grep -q 'twisted tori.*are not modelled' stdout.txt || fail "slices: no word on twisted tori"
+expect_exit 3 "twisted torus" "$tpusim" run "$examples/data_parallel_grads.mlir" --chip v4 \
+  --topology 4x4x8_twisted --timing-only
+grep -q "twisted tori ('4x4x8_twisted') are not modelled; use '4x4x8'" stderr.txt ||
+  fail "twisted: $(cat stderr.txt)"
 dp=$examples/data_parallel_grads.mlir
 expect_exit 0 "slice run" "$tpusim" run "$dp" --slice v5e-8 --timing-only --no-cache \
   --report-json slice.json --trace slice_trace.json

@@ -62,6 +62,9 @@ void ListSlices(std::FILE* out) {
                  s.topology.ToString().c_str(), Wraps(s.topology).c_str(),
                  static_cast<long long>(s.hosts()));
   }
+  std::fprintf(out,
+               "(every slice a plain torus or mesh; twisted tori, v4's 4x4x8_twisted and the "
+               "like, are not modelled)\n");
 }
 
 }  // namespace tpusim::runtime
