@@ -314,6 +314,14 @@ grep -qE '^  .* ici +%all-reduce-start stablehlo.all_reduce ' stdout.txt ||
   fail "HLO instruction names in the costliest ops: $(grep -A2 '^costliest' stdout.txt)"
 [[ $(grep '^  time ' stdout.txt) == $("$tpusim" run "$dp" --slice v5e-8 --timing-only --no-cache |
   grep '^  time ') ]] || fail "HLO data parallel time differs"
+# Converted to HLO, the step keeps its shardings (so its inputs split alike).
+expect_exit 0 "convert a sharded step" "$tpusim" convert "$dp" --to hlo
+grep -q 'parameter(0), sharding={devices=\[8,1\]0,1,2,3,4,5,6,7}$' stdout.txt ||
+  fail "convert: no parameter sharding: $(grep 'parameter(0)' stdout.txt)"
+mv stdout.txt dp_converted.hlo
+expect_exit 0 "converted step" "$tpusim" run dp_converted.hlo --slice v5e-8 --input x.npy \
+  --output-dir dp_converted --no-cache
+cmp -s dp_out/result0.npy dp_converted/result0.npy || fail "converted HLO step: other values"
 tp=$examples/tensor_parallel_mlp.mlir
 expect_exit 0 "tensor parallel values" "$tpusim" run "$tp" --slice v5e-8 --input tx.npy \
   --input w1.npy --input w2.npy --output-dir tp_out --no-cache --trace tp_trace.json

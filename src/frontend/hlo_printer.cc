@@ -21,6 +21,7 @@
 
 #include "frontend/hlo_printer_internal.h"
 #include "tpusim/ir/rewrite.h"
+#include "tpusim/ir/sharding.h"
 
 namespace tpusim::frontend {
 namespace {
@@ -45,6 +46,7 @@ struct Param {
   ir::Value direct;
   std::vector<ir::Value> unpacked;
   bool packed = false;
+  std::string sharding;  // the entry's `sharding={...}`, if any
 };
 
 // Whether the root of several values is a tuple, and of one the value
@@ -205,21 +207,49 @@ class Printer {
       return Status(StatusCode::kUnimplemented, "@" + f.name() + " has several blocks");
     }
     std::vector<Param> params;
-    for (ir::Value arg : f.entry().arguments())
+    for (ir::Value arg : f.entry().arguments()) {
       params.push_back({.type = arg.type(), .direct = arg});
+    }
+    std::string root_sharding;
+    if (&f == entry_) {
+      TPUSIM_ASSIGN_OR_RETURN(root_sharding, EntryShardings(f, params));
+    }
     TPUSIM_RETURN_IF_ERROR(PrintComputation(ComputationName(f.name()), params, f.entry(),
-                                            RootForm::kSingleOrTuple, {}, &f == entry_, "Arg_"));
+                                            RootForm::kSingleOrTuple, {}, &f == entry_, "Arg_",
+                                            root_sharding));
     emitting_.erase(&f);
     emitted_.insert(&f);
     return Status::Ok();
   }
 
+  // The entry's shardings (mhlo.sharding or sdy.sharding) as HLO writes
+  // them: on each parameter, and the root's, returned (a tuple of them for
+  // several results; "" when no result has one).
+  StatusOr<std::string> EntryShardings(const ir::Function& f, std::vector<Param>& params) const {
+    for (size_t i = 0; i < params.size(); ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(auto s, ir::ArgSharding(module_, f, static_cast<int>(i)));
+      if (s) params[i].sharding = s->ToString();
+    }
+    std::vector<std::string> results;
+    bool any = false;
+    for (size_t i = 0; i < f.type().results.size(); ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(auto s, ir::ResultSharding(module_, f, static_cast<int>(i)));
+      results.push_back(s ? s->ToString() : "{replicated}");
+      any |= s.has_value();
+    }
+    if (!any) return std::string();
+    if (results.size() == 1) return results[0];
+    std::string tuple = "{";
+    for (size_t i = 0; i < results.size(); ++i) tuple += (i ? ", " : "") + results[i];
+    return tuple + "}";
+  }
+
   // Writes `block` as computation `name` taking `params`; the root is what
-  // the block returns followed by `extra_root`.
+  // the block returns followed by `extra_root`, with `root_sharding` if set.
   Status PrintComputation(const std::string& name, const std::vector<Param>& params,
                           const ir::Block& block, RootForm form,
                           const std::vector<ir::Value>& extra_root, bool is_entry,
-                          std::string_view param_prefix) {
+                          std::string_view param_prefix, const std::string& root_sharding = "") {
     Computation c;
     std::string signature;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -227,7 +257,9 @@ class Printer {
       const std::string pname = NewName(std::string(param_prefix) + std::to_string(i));
       signature += i ? ", " : "";
       signature += pname + ": " + ShapeString(p.type, false);
-      const int line = Emit(c, pname, p.type, "parameter(" + std::to_string(i) + ")", {});
+      std::vector<std::string> attrs;
+      if (!p.sharding.empty()) attrs.push_back("sharding=" + p.sharding);
+      const int line = Emit(c, pname, p.type, "parameter(" + std::to_string(i) + ")", attrs);
       if (p.direct) c.defs[p.direct.impl()] = {pname, line};
       for (size_t j = 0; j < p.unpacked.size(); ++j) {
         Bind(c, p.unpacked[j], EmitElement(c, pname, p.type, static_cast<int>(j)));
@@ -256,6 +288,7 @@ class Printer {
       root_line = tuple.line;
       root_type = TupleOf(roots);
     }
+    if (!root_sharding.empty()) c.lines[root_line] += ", sharding=" + root_sharding;
     std::string text = is_entry ? "ENTRY %" : "%";
     text += name + " (" + signature + ") -> " + ShapeString(root_type, false) + " {\n";
     for (size_t i = 0; i < c.lines.size(); ++i) {
