@@ -66,8 +66,9 @@ namespace {
 // `{"x", "y"}`, and `?` last when `open`.
 std::string SdyAxes(const Attribute& axes, bool open = false) {
   std::string s = "{";
-  for (size_t i = 0; i < axes.array().size(); ++i)
+  for (size_t i = 0; i < axes.array().size(); ++i) {
     s += (i ? ", " : "") + axes.array()[i].ToString();
+  }
   if (open) s += axes.array().empty() ? "?" : ", ?";
   return s + "}";
 }
@@ -77,22 +78,22 @@ std::string SdyShardingBody(const Attribute& a) {
   std::vector<bool> open(a.Get("dims").array().size(), false);
   if (Attribute o = a.Get("open")) {
     for (const Attribute& d : o.array()) {
-      if (d.int_value() >= 0 && d.int_value() < static_cast<int64_t>(open.size()))
+      if (d.int_value() >= 0 && d.int_value() < static_cast<int64_t>(open.size())) {
         open[d.int_value()] = true;
+      }
     }
   }
   std::string s = "<" + a.Get("mesh").ToString() + ", [";
-  for (size_t d = 0; d < open.size(); ++d)
+  for (size_t d = 0; d < open.size(); ++d) {
     s += (d ? ", " : "") + SdyAxes(a.Get("dims").array()[d], open[d]);
+  }
   s += "]";
   if (Attribute r = a.Get("replicated")) s += ", replicated=" + SdyAxes(r);
   return s + ">";
 }
 
-}  // namespace
-
 // Shardy's attributes in Shardy's own syntax, as JAX prints them.
-static std::string SdyToString(const Attribute& a) {
+std::string SdyToString(const Attribute& a) {
   if (a.name() == "sdy.sharding") return "#sdy.sharding" + SdyShardingBody(a);
   if (a.name() == "sdy.manual_axes") return "#sdy<manual_axes" + SdyAxes(a.Get("axes")) + ">";
   std::string s = "#sdy.sharding_per_value<[";
@@ -100,8 +101,6 @@ static std::string SdyToString(const Attribute& a) {
   for (size_t i = 0; i < list.size(); ++i) s += (i ? ", " : "") + SdyShardingBody(list[i]);
   return s + "]>";
 }
-
-namespace {
 
 int64_t LoadInt(const uint8_t* p, ElementType t) {
   switch (StorageBytes(t)) {
