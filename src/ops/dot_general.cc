@@ -167,10 +167,45 @@ Work DotWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dot_general", .verify = VerifyDot, .eval = EvalDot,
-                    .work = DotWork});
-TPUSIM_REGISTER_OP({.name = "stablehlo.dot", .verify = VerifyDot, .eval = EvalDot,
-                    .work = DotWork});
+// Batch dimensions, then each side's free dimensions, as the result orders
+// them; contracting dimensions are reductions whose partial sums add up.
+std::optional<ShardingRule> DotRule(const ir::Operation& op) {
+  auto d = GetDotDims(op);
+  if (!d.ok()) return std::nullopt;
+  const ir::Type& lhs = op.operand(0).type();
+  const ir::Type& rhs = op.operand(1).type();
+  ShardingRule rule;
+  rule.operands = {std::vector<int>(lhs.rank(), -1), std::vector<int>(rhs.rank(), -1)};
+  std::vector<int>& result = rule.results.emplace_back();
+  for (size_t k = 0; k < d->lhs_batch.size(); ++k) {
+    const int f = rule.Add(lhs.dim(d->lhs_batch[k]));
+    rule.operands[0][d->lhs_batch[k]] = rule.operands[1][d->rhs_batch[k]] = f;
+    result.push_back(f);
+  }
+  for (int64_t i : FreeDims(lhs.rank(), d->lhs_batch, d->lhs_contract)) {
+    result.push_back(rule.operands[0][i] = rule.Add(lhs.dim(i)));
+  }
+  for (int64_t i : FreeDims(rhs.rank(), d->rhs_batch, d->rhs_contract)) {
+    result.push_back(rule.operands[1][i] = rule.Add(rhs.dim(i)));
+  }
+  for (size_t k = 0; k < d->lhs_contract.size(); ++k) {
+    rule.operands[0][d->lhs_contract[k]] = rule.operands[1][d->rhs_contract[k]] =
+        rule.Add(lhs.dim(d->lhs_contract[k]));
+  }
+  rule.combiner = "stablehlo.add";
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dot_general",
+                    .verify = VerifyDot,
+                    .eval = EvalDot,
+                    .work = DotWork,
+                    .sharding_rule = DotRule});
+TPUSIM_REGISTER_OP({.name = "stablehlo.dot",
+                    .verify = VerifyDot,
+                    .eval = EvalDot,
+                    .work = DotWork,
+                    .sharding_rule = DotRule});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -5,6 +5,7 @@
 #include "ops/layout_ops.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "ops/index_util.h"
@@ -40,8 +41,28 @@ StatusOr<std::vector<Tensor>> EvalBroadcastInDim(EvalContext&, const ir::Operati
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.broadcast_in_dim", .verify = VerifyBroadcastInDim,
-                    .eval = EvalBroadcastInDim, .work = CopyWork});
+// An operand dimension shares its factor with the result dimension it
+// becomes, unless it is broadcast from size 1.
+std::optional<ShardingRule> BroadcastInDimRule(const ir::Operation& op) {
+  auto dims = GetInts(op, "broadcast_dimensions");
+  if (!dims.ok()) return std::nullopt;
+  const ir::Type& in = op.operand(0).type();
+  const ir::Type& out = op.result(0).type();
+  ShardingRule rule;
+  std::vector<int>& result = rule.results.emplace_back();
+  for (int64_t size : out.shape()) result.push_back(rule.Add(size));
+  std::vector<int>& operand = rule.operands.emplace_back(in.rank(), -1);
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    if (in.dim(i) == out.dim((*dims)[i])) operand[i] = result[(*dims)[i]];
+  }
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.broadcast_in_dim",
+                    .verify = VerifyBroadcastInDim,
+                    .eval = EvalBroadcastInDim,
+                    .work = CopyWork,
+                    .sharding_rule = BroadcastInDimRule});
 
 // ---- reshape: same elements in the same row-major order ----
 
@@ -61,8 +82,35 @@ StatusOr<std::vector<Tensor>> EvalReshape(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{in[0].Reshaped(op.result(0).type().shape())};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.reshape", .verify = VerifyReshape,
-                    .eval = EvalReshape, .work = ReshapeWork});
+// Dimensions kept whole by the reshape share a factor. Where dimensions
+// merge or split, the major ones of each side share a factor that any
+// divisor of both may split, as their blocks of elements are the same; the
+// minor ones stay whole.
+std::optional<ShardingRule> ReshapeRule(const ir::Operation& op) {
+  const ir::Shape& a = op.operand(0).type().shape();
+  const ir::Shape& b = op.result(0).type().shape();
+  if (ir::NumElements(a) == 0) return std::nullopt;
+  ShardingRule rule;
+  std::vector<int>& in = rule.operands.emplace_back(a.size(), -1);
+  std::vector<int>& out = rule.results.emplace_back(b.size(), -1);
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == 1 || b[j] == 1) {  // size-1 dimensions come and go
+      a[i] == 1 ? ++i : ++j;
+      continue;
+    }
+    in[i] = out[j] = rule.Add(std::gcd(a[i], b[j]));
+    int64_t pa = a[i++], pb = b[j++];
+    while (pa != pb) pa < pb ? pa *= a[i++] : pb *= b[j++];
+  }
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reshape",
+                    .verify = VerifyReshape,
+                    .eval = EvalReshape,
+                    .work = ReshapeWork,
+                    .sharding_rule = ReshapeRule});
 
 // ---- transpose: result_index[d] = operand_index[permutation[d]] ----
 
@@ -99,8 +147,22 @@ Work TransposeWork(const ir::Operation& op) {
   return RelayoutWork(op, *perm, /*bitcast_is_free=*/true);
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.transpose", .verify = VerifyTranspose,
-                    .eval = EvalTranspose, .work = TransposeWork});
+std::optional<ShardingRule> TransposeRule(const ir::Operation& op) {
+  auto perm = GetInts(op, "permutation");
+  if (!perm.ok()) return std::nullopt;
+  ShardingRule rule;
+  std::vector<int>& in = rule.operands.emplace_back();
+  for (int64_t size : op.operand(0).type().shape()) in.push_back(rule.Add(size));
+  std::vector<int>& out = rule.results.emplace_back();
+  for (int64_t p : *perm) out.push_back(in[p]);
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.transpose",
+                    .verify = VerifyTranspose,
+                    .eval = EvalTranspose,
+                    .work = TransposeWork,
+                    .sharding_rule = TransposeRule});
 
 // ---- reverse: reversed order along `dimensions` ----
 
@@ -130,8 +192,27 @@ StatusOr<std::vector<Tensor>> EvalReverse(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.reverse", .verify = VerifyReverse,
-                    .eval = EvalReverse, .work = CopyWork});
+// Reversed dimensions stay whole: a device's tile would come from another.
+std::optional<ShardingRule> ReverseRule(const ir::Operation& op) {
+  auto dims = GetInts(op, "dimensions");
+  if (!dims.ok()) return std::nullopt;
+  ShardingRule rule;
+  std::vector<int> factors;
+  const ir::Shape& shape = op.operand(0).type().shape();
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    const bool reversed = std::find(dims->begin(), dims->end(), d) != dims->end();
+    factors.push_back(rule.Add(shape[d], /*shardable=*/!reversed));
+  }
+  rule.operands = {factors};
+  rule.results = {factors};
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reverse",
+                    .verify = VerifyReverse,
+                    .eval = EvalReverse,
+                    .work = CopyWork,
+                    .sharding_rule = ReverseRule});
 
 // ---- concatenate: inputs laid end to end along `dimension` ----
 

@@ -12,6 +12,7 @@
 #include "tpusim/mpi/world.h"
 #include "tpusim/report/report.h"
 #include "tpusim/runtime/load.h"
+#include "tpusim/spmd/partitioner.h"
 #include "tpusim/timing/timing.h"
 
 namespace tpusim::runtime {
@@ -57,6 +58,21 @@ StatusOr<timing::Timeline> RunWithValues(const ir::Module& compiled, const ir::F
     TPUSIM_RETURN_IF_ERROR(WriteResults(results, {}, options.output_dir, out));
   }
   return timeline;
+}
+
+std::string DescribePartitioning(const spmd::PartitionStats& stats) {
+  std::string s = "SPMD partitioner: the global program split over " +
+                  std::to_string(stats.devices) + " devices";
+  std::string inserted;
+  for (const auto& [name, count] : stats.inserted) {
+    inserted += (inserted.empty() ? "" : ", ") + std::to_string(count) + " " +
+                name.substr(name.find('.') + 1);
+  }
+  if (!inserted.empty()) s += "; added " + inserted;
+  if (stats.replicated_ops > 0) {
+    s += "; " + std::to_string(stats.replicated_ops) + " ops computed on whole arrays";
+  }
+  return s;
 }
 
 report::CompileInfo CompileInfoOf(const CompileResult& compiled, const Compiler& compiler,
@@ -106,6 +122,12 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   if (slice) chip = slice->chip;
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
+  std::optional<spmd::PartitionStats> partitioned;
+  if (slice && spmd::IsGlobalProgram(*module)) {
+    const std::string entry = f->name();
+    TPUSIM_ASSIGN_OR_RETURN(module, spmd::Partition(*module, entry, &partitioned.emplace()));
+    f = module->Lookup(entry);
+  }
   const ProcessGrid grid = GridOf(*module);
   Compiler compiler(options.compile);
   TPUSIM_ASSIGN_OR_RETURN(CompileResult compiled, compiler.Compile(*module, f->name(), chip));
@@ -137,6 +159,7 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(program, *f, options, chip, pod, out));
   }
   if (!speaks) return Status::Ok();
+  if (partitioned) timeline->AddNote(DescribePartitioning(*partitioned));
   // One SPMD program: a timing-only run stands for every device alike.
   if (slice && timeline->devices().empty()) {
     timeline->set_devices(std::vector<timing::DeviceTotals>(grid.size(), timeline->Totals()));

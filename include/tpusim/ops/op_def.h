@@ -17,6 +17,7 @@
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
 #include "tpusim/numerics/tpu.h"
+#include "tpusim/ops/sharding_rule.h"
 #include "tpusim/ops/work.h"
 #include "tpusim/tensor/tensor.h"
 
@@ -91,6 +92,9 @@ struct OpDef {
   // such ops even when their results are unused, and never evaluate them at
   // compile time. See HasSideEffects for the whole rule.
   bool side_effects = false;
+  // How the SPMD partitioner may split the op across devices; null: it runs
+  // on whole arrays. Elementwise ops need none (ElementwiseShardingRule).
+  ShardingRuleFn sharding_rule;
 };
 
 class OpRegistry {

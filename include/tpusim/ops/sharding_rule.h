@@ -1,0 +1,50 @@
+// How an op's dimensions relate across its operands and results, for the
+// SPMD partitioner (src/spmd): Shardy's op sharding rules. Each dimension
+// of each operand and result belongs to a factor (or to none); sharding a
+// factor's dimensions alike on every operand lets each device compute its
+// part locally. A factor found only in operands is a reduction: its partial
+// results are combined across the devices that split it.
+#ifndef TPUSIM_OPS_SHARDING_RULE_H_
+#define TPUSIM_OPS_SHARDING_RULE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tpusim/ir/ir.h"
+
+namespace tpusim::ops {
+
+struct ShardingRule {
+  struct Factor {
+    int64_t size = 1;
+    // False for a dimension the op needs whole (a reshape's minor split
+    // dimensions): it is never sharded.
+    bool shardable = true;
+  };
+  std::vector<Factor> factors;
+  // Per operand (and result), per dimension: its factor, or -1 for none.
+  std::vector<std::vector<int>> operands, results;
+  // The elementwise op ("stablehlo.add") that combines partial results of a
+  // reduction factor; empty if reduction factors must stay whole.
+  std::string combiner;
+
+  // Adds a factor of `size` and returns its index.
+  int Add(int64_t size, bool shardable = true) {
+    factors.push_back({size, shardable});
+    return static_cast<int>(factors.size()) - 1;
+  }
+};
+
+// An op's rule from its types and attributes; nullopt: no rule (the op is
+// computed on whole arrays).
+using ShardingRuleFn = std::function<std::optional<ShardingRule>(const ir::Operation& op)>;
+
+// The rule of an elementwise op: one factor per dimension, shared by every
+// operand and result. REQUIRES: operands and results have one shape.
+ShardingRule ElementwiseShardingRule(const ir::Operation& op);
+
+}  // namespace tpusim::ops
+
+#endif  // TPUSIM_OPS_SHARDING_RULE_H_

@@ -1,0 +1,148 @@
+#include "spmd/emitter.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tpusim::spmd {
+namespace {
+
+using ir::Attribute;
+
+ir::Type WithDim(const ir::Type& t, int64_t dim, int64_t size) {
+  ir::Shape shape = t.shape();
+  shape[dim] = size;
+  return ir::Type::Tensor(t.element(), shape);
+}
+
+Attribute I64(int64_t v) { return Attribute::Int(v, ir::ElementType::kSI64); }
+
+std::vector<uint8_t> I32Bytes(const std::vector<int64_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto v = static_cast<int32_t>(values[i]);
+    std::memcpy(bytes.data() + i * sizeof v, &v, sizeof v);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+ir::Operation* Emitter::Emit(std::string_view name, std::vector<ir::Value> operands,
+                             std::vector<ir::Type> results, std::vector<ir::NamedAttribute> attrs) {
+  auto op = std::make_unique<ir::Operation>(ir::OpName(name), loc_);
+  op->SetOperands(std::move(operands));
+  for (ir::Type& t : results) op->AddResult(std::move(t));
+  for (auto& [key, value] : attrs) op->attrs().Set(std::move(key), std::move(value));
+  return block_->Append(std::move(op));
+}
+
+std::vector<ir::NamedAttribute> Emitter::GroupAttrs(const Axes& axes) {
+  std::vector<std::vector<int64_t>> groups = mesh_.Groups(axes);
+  std::vector<uint8_t> bytes;
+  for (const auto& g : groups) {
+    const size_t at = bytes.size();
+    bytes.resize(at + g.size() * sizeof(int64_t));
+    std::memcpy(bytes.data() + at, g.data(), g.size() * sizeof(int64_t));
+  }
+  const auto rows = static_cast<int64_t>(groups.size());
+  const auto cols = static_cast<int64_t>(groups[0].size());
+  Attribute handle = Attribute::Struct("stablehlo.channel_handle",
+                                       {{"handle", I64(next_channel_++)}, {"type", I64(1)}});
+  return {{"replica_groups",
+           Attribute::DenseElements(ir::Type::Tensor(ir::ElementType::kSI64, {rows, cols}),
+                                    std::move(bytes))},
+          {"channel_handle", handle},
+          {"use_global_device_ids", Attribute::Unit()}};
+}
+
+void Emitter::AddCombiner(ir::Operation* op, ir::ElementType element, const std::string& combiner) {
+  ir::Block& body = op->AddRegion().AddBlock();
+  const ir::Type scalar = ir::Type::Tensor(element, {});
+  ir::Value a = body.AddArgument(scalar), b = body.AddArgument(scalar);
+  auto apply = std::make_unique<ir::Operation>(ir::OpName(combiner), loc_);
+  apply->SetOperands({a, b});
+  ir::Value sum = apply->AddResult(scalar);
+  body.Append(std::move(apply));
+  auto ret = std::make_unique<ir::Operation>(ir::OpName("stablehlo.return"), loc_);
+  ret->SetOperands({sum});
+  body.Append(std::move(ret));
+}
+
+ir::Value Emitter::AllGather(ir::Value v, int64_t dim, const Axes& axes) {
+  std::vector<ir::NamedAttribute> attrs = GroupAttrs(axes);
+  attrs.emplace_back("all_gather_dim", I64(dim));
+  const ir::Type& t = v.type();
+  ++stats_->inserted["stablehlo.all_gather"];
+  return Emit("stablehlo.all_gather", {v}, {WithDim(t, dim, t.dim(dim) * mesh_.Size(axes))},
+              std::move(attrs))
+      ->result(0);
+}
+
+ir::Value Emitter::AllReduce(ir::Value v, const Axes& axes, const std::string& combiner) {
+  ++stats_->inserted["stablehlo.all_reduce"];
+  ir::Operation* op = Emit("stablehlo.all_reduce", {v}, {v.type()}, GroupAttrs(axes));
+  AddCombiner(op, v.type().element(), combiner);
+  return op->result(0);
+}
+
+ir::Value Emitter::ReduceScatter(ir::Value v, int64_t dim, const Axes& axes,
+                                 const std::string& combiner) {
+  std::vector<ir::NamedAttribute> attrs = GroupAttrs(axes);
+  attrs.emplace_back("scatter_dimension", I64(dim));
+  const ir::Type& t = v.type();
+  ++stats_->inserted["stablehlo.reduce_scatter"];
+  ir::Operation* op = Emit("stablehlo.reduce_scatter", {v},
+                           {WithDim(t, dim, t.dim(dim) / mesh_.Size(axes))}, std::move(attrs));
+  AddCombiner(op, t.element(), combiner);
+  return op->result(0);
+}
+
+ir::Value Emitter::Constant(ir::Type type, std::vector<uint8_t> bytes) {
+  Attribute value = Attribute::DenseElements(type, std::move(bytes));
+  return Emit("stablehlo.constant", {}, {type}, {{"value", value}})->result(0);
+}
+
+ir::Value Emitter::PerDevice(const std::vector<int64_t>& values) {
+  if (auto it = per_device_.find(values); it != per_device_.end()) return it->second;
+  const ir::Type scalar = ir::Type::Tensor(ir::ElementType::kSI32, {});
+  ir::Value out;
+  if (std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; })) {
+    out = Constant(scalar, I32Bytes({values[0]}));
+  } else {
+    if (!partition_id_) {
+      partition_id_ =
+          Emit("stablehlo.partition_id", {}, {ir::Type::Tensor(ir::ElementType::kUI32, {})})
+              ->result(0);
+    }
+    const auto n = static_cast<int64_t>(values.size());
+    ir::Value table = Constant(ir::Type::Tensor(ir::ElementType::kSI32, {n}), I32Bytes(values));
+    ir::Value one = Emit("stablehlo.dynamic_slice", {table, partition_id_},
+                         {ir::Type::Tensor(ir::ElementType::kSI32, {1})},
+                         {{"slice_sizes", Attribute::DenseArray(ir::ElementType::kSI64, {1})}})
+                        ->result(0);
+    out = Emit("stablehlo.reshape", {one}, {scalar})->result(0);
+  }
+  per_device_.emplace(values, out);
+  return out;
+}
+
+ir::Value Emitter::Slice(ir::Value v, const std::vector<Axes>& axes) {
+  const ir::Type& t = v.type();
+  ir::Shape sizes = t.shape();
+  std::vector<ir::Value> operands = {v};
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    sizes[d] /= mesh_.Size(axes[d]);
+    std::vector<int64_t> offsets(mesh_.devices());
+    for (int64_t device = 0; device < mesh_.devices(); ++device) {
+      offsets[device] = mesh_.Index(device, axes[d]) * sizes[d];
+    }
+    operands.push_back(PerDevice(offsets));
+  }
+  ++stats_->inserted["stablehlo.dynamic_slice"];
+  return Emit("stablehlo.dynamic_slice", std::move(operands),
+              {ir::Type::Tensor(t.element(), sizes)},
+              {{"slice_sizes", Attribute::DenseArray(ir::ElementType::kSI64, sizes)}})
+      ->result(0);
+}
+
+}  // namespace tpusim::spmd

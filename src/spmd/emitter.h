@@ -1,0 +1,59 @@
+// Builds the ops a partitioned program adds: collectives over mesh axes and
+// each device's slice of a value. Internal to src/spmd.
+#ifndef TPUSIM_SPMD_EMITTER_H_
+#define TPUSIM_SPMD_EMITTER_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmd/mesh.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/spmd/partitioner.h"
+
+namespace tpusim::spmd {
+
+class Emitter {
+ public:
+  // Appends to `block`; counts what it inserts in `stats`.
+  Emitter(const Mesh& mesh, ir::Block* block, PartitionStats* stats)
+      : mesh_(mesh), block_(block), stats_(stats) {}
+
+  // Location of the ops emitted from now on: the op they serve.
+  void set_location(ir::Location loc) { loc_ = std::move(loc); }
+
+  ir::Operation* Emit(std::string_view name, std::vector<ir::Value> operands,
+                      std::vector<ir::Type> results, std::vector<ir::NamedAttribute> attrs = {});
+  // Appends `op` (a clone) at the end of the block.
+  ir::Operation* Append(std::unique_ptr<ir::Operation> op) { return block_->Append(std::move(op)); }
+
+  // `v`'s tiles along `dim`, concatenated over the devices of `axes`.
+  ir::Value AllGather(ir::Value v, int64_t dim, const Axes& axes);
+  // `v` combined elementwise by `combiner` ("stablehlo.add") over `axes`.
+  ir::Value AllReduce(ir::Value v, const Axes& axes, const std::string& combiner);
+  // As AllReduce, each device keeping its part along `dim`.
+  ir::Value ReduceScatter(ir::Value v, int64_t dim, const Axes& axes, const std::string& combiner);
+  // Each device's part of `v` when dimension d is further split over
+  // `axes[d]`: a local dynamic slice, no communication.
+  ir::Value Slice(ir::Value v, const std::vector<Axes>& axes);
+
+ private:
+  // A scalar i32 holding values[device] on each device.
+  ir::Value PerDevice(const std::vector<int64_t>& values);
+  ir::Value Constant(ir::Type type, std::vector<uint8_t> bytes);
+  std::vector<ir::NamedAttribute> GroupAttrs(const Axes& axes);
+  void AddCombiner(ir::Operation* op, ir::ElementType element, const std::string& combiner);
+
+  const Mesh& mesh_;
+  ir::Block* block_;
+  PartitionStats* stats_;
+  ir::Location loc_;
+  int64_t next_channel_ = 1;
+  ir::Value partition_id_;
+  std::map<std::vector<int64_t>, ir::Value> per_device_;
+};
+
+}  // namespace tpusim::spmd
+
+#endif  // TPUSIM_SPMD_EMITTER_H_

@@ -1,0 +1,206 @@
+// Partitioning never changes results: every conformance function without
+// collectives, its inputs given random shardings on 1, 2, 4 and 8 devices,
+// gives the single-device run's outcome once partitioned and run on every
+// device. The same bits where no reduction was split across devices;
+// otherwise floating-point results may differ by reassociation, and the
+// programs' own checks still hold.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "spmd/mesh.h"
+#include "testing/test_util.h"
+#include "tpusim/exec/grid.h"
+#include "tpusim/exec/interpreter.h"
+#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/ir/rewrite.h"
+#include "tpusim/ir/sharding.h"
+#include "tpusim/ops/collectives.h"
+#include "tpusim/spmd/partitioner.h"
+#include "tpusim/tensor/tile.h"
+#include "tpusim/verify/verifier.h"
+
+namespace tpusim::spmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  Status status;
+  std::vector<Tensor> values;
+};
+
+// A random sharding of `shape`: each mesh axis, in random order, splits a
+// random dimension it divides, or none.
+Sharding RandomSharding(const Mesh& mesh, const ir::Shape& shape, std::mt19937& rng) {
+  Sharding s = Sharding::Replicated(static_cast<int64_t>(shape.size()));
+  std::vector<int> axes(mesh.num_axes());
+  for (int a = 0; a < mesh.num_axes(); ++a) axes[a] = a;
+  std::shuffle(axes.begin(), axes.end(), rng);
+  for (int a : axes) {
+    std::vector<size_t> fits;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] % (mesh.Size(s.dims[d]) * mesh.axis_size(a)) == 0) fits.push_back(d);
+    }
+    const size_t pick = rng() % (fits.size() + 1);  // fits.size(): leave the axis out
+    if (pick < fits.size()) s.dims[fits[pick]].push_back(a);
+  }
+  return s;
+}
+
+bool RunsPerDevice(const ir::Module& module) {
+  bool found = false;
+  for (const auto& f : module.functions()) {
+    ir::Walk(f->body(), [&](ir::Operation& op) {
+      const std::string& n = op.name_str();
+      found |= n.starts_with("stablehlo.all_") || n.starts_with("stablehlo.collective_") ||
+               n == "stablehlo.reduce_scatter" || n == "stablehlo.partition_id" ||
+               n == "stablehlo.replica_id" || n == "stablehlo.send" || n == "stablehlo.recv" ||
+               n == "stablehlo.infeed" || n == "stablehlo.outfeed" || n.starts_with("interpreter.");
+    });
+  }
+  return found;
+}
+
+// `module` for `devices` partitions, each input of `function` (the results
+// of its calls and constants) annotated with a random sharding.
+std::unique_ptr<ir::Module> WithRandomShardings(const ir::Module& module,
+                                                const std::string& function, int64_t devices,
+                                                std::mt19937& rng) {
+  std::unique_ptr<ir::Module> out = ir::CloneModule(module);
+  out->attrs().Set("mhlo.num_partitions", ir::Attribute::Int(devices, ir::ElementType::kSI32));
+  const Mesh mesh(devices);
+  ir::Function& f = *out->Lookup(function);
+  std::vector<ir::Operation*> inputs;
+  for (const auto& op : f.entry().ops()) {
+    if (op->name_str() == "func.call" || op->name_str() == "stablehlo.constant") {
+      inputs.push_back(op.get());
+    }
+  }
+  for (ir::Operation* op : inputs) {
+    ir::Operation* next = nullptr;
+    const auto& ops = f.entry().ops();
+    for (size_t i = 0; i + 1 < ops.size(); ++i) {
+      if (ops[i].get() == op) next = ops[i + 1].get();
+    }
+    for (ir::Value v : op->results()) {
+      if (!v.type().is_tensor() || v.type().num_elements() == 0) continue;
+      Sharding s = RandomSharding(mesh, v.type().shape(), rng);
+      auto mark = std::make_unique<ir::Operation>(ir::OpName("stablehlo.custom_call"), op->loc());
+      mark->attrs().Set("call_target_name", ir::Attribute::String("Sharding"));
+      mark->attrs().Set("mhlo.sharding", ir::Attribute::String(ToHlo(mesh, s).ToString()));
+      ir::Value marked = mark->AddResult(v.type());
+      ir::Operation* placed = f.entry().InsertBefore(next, std::move(mark));
+      ir::ReplaceUses(f.body(), {{v.impl(), marked}});
+      placed->SetOperands({v});
+    }
+  }
+  f.Renumber();
+  return out;
+}
+
+Outcome RunWhole(const ir::Module& module, const std::string& function) {
+  exec::Interpreter interpreter(module, {});
+  StatusOr<std::vector<Tensor>> values = interpreter.Run(function, {});
+  if (!values.ok()) return {values.status(), {}};
+  return {Status::Ok(), std::move(*values)};
+}
+
+// Runs the partitioned `function` on every device and puts its results'
+// tiles back together.
+Outcome RunPartitioned(const ir::Module& module, const std::string& function) {
+  const ir::Function& f = *module.Lookup(function);
+  const int64_t n = module.attrs().Get("mhlo.num_partitions").int_value();
+  ops::Collectives collectives(1, n);
+  exec::GridProgram program{.functions = std::vector<std::string>(n, function),
+                            .args = std::vector<std::vector<Tensor>>(n)};
+  auto per_device = exec::RunGrid(module, {}, collectives, program);
+  if (!per_device.ok()) return {per_device.status(), {}};
+  Outcome out;
+  for (int i = 0; i < static_cast<int>(f.type().results.size()); ++i) {
+    const Tensor& first = (*per_device)[0][i];
+    auto s = ir::ResultSharding(module, f, i);
+    if (!s.ok() || !*s || (*s)->kind != ir::HloSharding::Kind::kTiled) {
+      out.values.push_back(first);
+      continue;
+    }
+    ir::Shape shape = first.shape();
+    for (size_t d = 0; d < shape.size(); ++d) shape[d] *= (*s)->tile_dims[d];
+    Tensor whole = *Tensor::Allocate(ir::Type::Tensor(first.element(), shape));
+    for (int64_t d = 0; d < n; ++d) {
+      InsertTile((*per_device)[d][i], *ir::TileOffset(**s, first.shape(), d), whole);
+    }
+    out.values.push_back(std::move(whole));
+  }
+  return out;
+}
+
+bool SplitsReductions(const PartitionStats& stats) {
+  return stats.inserted.count("stablehlo.all_reduce") ||
+         stats.inserted.count("stablehlo.reduce_scatter");
+}
+
+// Why the outcomes differ; empty if they agree. `exact`: bit for bit.
+std::string Difference(const Outcome& whole, const Outcome& split, bool exact) {
+  if (whole.status.code() != split.status.code()) {
+    // A split reduction may move a float result across a check's tolerance.
+    if (!exact && whole.status.ok() && split.status.code() == StatusCode::kFailedPrecondition) {
+      return "";
+    }
+    return "whole: " + (whole.status.ok() ? "ok" : whole.status.ToString()) +
+           "; partitioned: " + (split.status.ok() ? "ok" : split.status.ToString());
+  }
+  if (!exact || !whole.status.ok()) return "";
+  if (whole.values.size() != split.values.size()) return "a different number of results";
+  for (size_t i = 0; i < whole.values.size(); ++i) {
+    if (!whole.values[i].BitwiseEquals(split.values[i])) {
+      return "result " + std::to_string(i) + " was " + whole.values[i].ToString() + ", is " +
+             split.values[i].ToString();
+    }
+  }
+  return "";
+}
+
+TEST(PartitionerConformance, RandomShardingsKeepResults) {
+  std::vector<fs::path> files = test::ConformanceFiles();
+  if (files.empty()) GTEST_SKIP() << "no conformance programs";
+  int checked = 0, split = 0;
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
+    for (frontend::ParsedCase& c : frontend::ParseStableHloCases(test::ReadFile(file), name)) {
+      if (!c.module.ok() || !verify::VerifyModule(**c.module).ok() || RunsPerDevice(**c.module)) {
+        continue;
+      }
+      for (const auto& fn : (*c.module)->functions()) {
+        if (!fn->is_public() || !fn->type().inputs.empty()) continue;
+        const Outcome whole = RunWhole(**c.module, fn->name());
+        std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(name + fn->name())));
+        for (int64_t devices : {1, 2, 4, 8}) {
+          auto sharded = WithRandomShardings(**c.module, fn->name(), devices, rng);
+          PartitionStats stats;
+          auto partitioned = Partition(*sharded, fn->name(), &stats);
+          const std::string where = name + ":" + std::to_string(fn->loc().line) + " @" +
+                                    fn->name() + " on " + std::to_string(devices) + " devices";
+          if (!partitioned.ok()) {
+            ADD_FAILURE() << where << ": " << partitioned.status().ToString();
+            continue;
+          }
+          const bool exact = !SplitsReductions(stats);
+          split += !exact;
+          std::string difference =
+              Difference(whole, RunPartitioned(**partitioned, fn->name()), exact);
+          EXPECT_EQ(difference, "") << where;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 3000);
+  std::printf("%d partitioned runs checked, %d with reductions split across devices\n", checked,
+              split);
+}
+
+}  // namespace
+}  // namespace tpusim::spmd

@@ -1,0 +1,219 @@
+#include "tpusim/spmd/partitioner.h"
+
+#include <gtest/gtest.h>
+
+#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/ir/printer.h"
+#include "tpusim/ir/rewrite.h"
+#include "tpusim/verify/verifier.h"
+
+namespace tpusim::spmd {
+namespace {
+
+std::unique_ptr<ir::Module> Parse(const std::string& text) {
+  auto m = frontend::ParseStableHlo(text, "test.mlir");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(verify::VerifyModule(**m).ok());
+  return std::move(*m);
+}
+
+// A module of `devices` partitions around `body`.
+std::string Program(int devices, const std::string& body) {
+  return "module attributes {mhlo.num_partitions = " + std::to_string(devices) +
+         " : i32, mhlo.num_replicas = 1 : i32} {\n" + body + "\n}\n";
+}
+
+struct Partitioned {
+  std::unique_ptr<ir::Module> module;
+  PartitionStats stats;
+  int Count(const std::string& op) const {
+    auto it = stats.inserted.find(op);
+    return it == stats.inserted.end() ? 0 : it->second;
+  }
+  const ir::Operation* Find(const std::string& name) const {
+    for (const auto& op : module->Lookup("main")->entry().ops()) {
+      if (op->name_str() == name) return op.get();
+    }
+    return nullptr;
+  }
+};
+
+Partitioned PartitionText(const std::string& text) {
+  Partitioned p;
+  auto global = Parse(text);
+  EXPECT_TRUE(IsGlobalProgram(*global));
+  auto m = Partition(*global, "main", &p.stats);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (m.ok()) p.module = std::move(*m);
+  return p;
+}
+
+Status Error(const std::string& text) {
+  auto global = Parse(text);
+  auto m = Partition(*global, "main");
+  EXPECT_FALSE(m.ok());
+  return m.status();
+}
+
+const char kMegatron[] = R"(
+  func.func @main(%x: tensor<16x64xf32> {mhlo.sharding = "{replicated}"},
+                  %w1: tensor<64x256xf32> {mhlo.sharding = "{devices=[1,8]<=[8]}"},
+                  %w2: tensor<256x64xf32> {mhlo.sharding = "{devices=[8,1]<=[8]}"})
+      -> (tensor<16x64xf32> {mhlo.sharding = "{replicated}"}) {
+    %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<16x64xf32>, tensor<64x256xf32>) -> tensor<16x256xf32>
+    %a = stablehlo.tanh %h : tensor<16x256xf32>
+    %y = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>
+    return %y : tensor<16x64xf32>
+  })";
+
+// Column- then row-parallel: the hidden layer never moves; one all-reduce.
+TEST(Partitioner, MegatronMlpNeedsOneAllReduce) {
+  Partitioned p = PartitionText(Program(8, kMegatron));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.stats.inserted.size(), 1u);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 1);
+  const ir::Function& f = *p.module->Lookup("main");
+  EXPECT_EQ(f.type().inputs[1].shape(), (ir::Shape{64, 32}));
+  EXPECT_EQ(f.type().inputs[2].shape(), (ir::Shape{32, 64}));
+  const ir::Operation* ar = p.Find("stablehlo.all_reduce");
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->result(0).type().shape(), (ir::Shape{16, 64}));
+  EXPECT_EQ(ar->attr("replica_groups").type().shape(), (ir::Shape{1, 8}));
+}
+
+// Data parallel: the batch stays split; the weight gradient's partial sums
+// over the batch are all-reduced.
+TEST(Partitioner, DataParallelGradientIsAllReduced) {
+  Partitioned p = PartitionText(Program(4, R"(
+  func.func @main(%x: tensor<32x16xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"},
+                  %dy: tensor<32x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"})
+      -> (tensor<16x8xf32> {mhlo.sharding = "{replicated}"}) {
+    %dw = stablehlo.dot_general %x, %dy, contracting_dims = [0] x [0] : (tensor<32x16xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+    return %dw : tensor<16x8xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.stats.inserted.size(), 1u);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 1);
+}
+
+// FSDP: the weight is gathered before use, and its gradient, wanted split
+// as the weight is, comes out of one reduce-scatter.
+TEST(Partitioner, FsdpGathersWeightsAndReduceScattersGradients) {
+  Partitioned p = PartitionText(Program(4, R"(
+  func.func @main(%x: tensor<32x16xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"},
+                  %w: tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"},
+                  %dy: tensor<32x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"})
+      -> (tensor<32x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"},
+          tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"}) {
+    %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<32x16xf32>, tensor<16x8xf32>) -> tensor<32x8xf32>
+    %dw = stablehlo.dot_general %x, %dy, contracting_dims = [0] x [0] : (tensor<32x16xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+    return %y, %dw : tensor<32x8xf32>, tensor<16x8xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
+  EXPECT_EQ(p.Count("stablehlo.reduce_scatter"), 1);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 0);
+  EXPECT_EQ(p.Find("stablehlo.all_gather")->result(0).type().shape(), (ir::Shape{16, 8}));
+  EXPECT_EQ(p.Find("stablehlo.reduce_scatter")->result(0).type().shape(), (ir::Shape{4, 8}));
+}
+
+// A constraint that moves the split to another dimension gathers the old
+// one and slices the new one locally.
+TEST(Partitioner, ConstraintsReshard) {
+  Partitioned p = PartitionText(Program(2, R"(
+  func.func @main(%x: tensor<4x6xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) -> tensor<4x6xf32> {
+    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{devices=[1,2]<=[2]}"} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+    %1 = stablehlo.negate %0 : tensor<4x6xf32>
+    return %1 : tensor<4x6xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
+  EXPECT_EQ(p.Count("stablehlo.dynamic_slice"), 1);
+  const ir::Function& f = *p.module->Lookup("main");
+  EXPECT_EQ(f.type().results[0].shape(), (ir::Shape{4, 3}));
+  EXPECT_EQ(f.result_attrs()[0].Get("mhlo.sharding").str(), "{devices=[1,2]0,1}");
+}
+
+// Shardings spread forward through broadcasts, reshapes and transposes.
+TEST(Partitioner, ShardingsFlowThroughLayoutOps) {
+  Partitioned p = PartitionText(Program(4, R"(
+  func.func @main(%x: tensor<8x6xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"}) -> tensor<6x8xf32> {
+    %r = stablehlo.reshape %x : (tensor<8x6xf32>) -> tensor<4x2x6xf32>
+    %b = stablehlo.broadcast_in_dim %r, dims = [0, 1, 2] : (tensor<4x2x6xf32>) -> tensor<4x2x6xf32>
+    %t = stablehlo.transpose %b, dims = [2, 0, 1] : (tensor<4x2x6xf32>) -> tensor<6x4x2xf32>
+    %s = stablehlo.reshape %t : (tensor<6x4x2xf32>) -> tensor<6x8xf32>
+    return %s : tensor<6x8xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_TRUE(p.stats.inserted.empty());
+  EXPECT_EQ(p.module->Lookup("main")->type().results[0].shape(), (ir::Shape{6, 2}));
+}
+
+// An op without a rule runs on whole arrays; its sharded operand is gathered.
+TEST(Partitioner, OpsWithoutRulesRunWhole) {
+  Partitioned p = PartitionText(Program(2, R"(
+  func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> tensor<8xf32> {
+    %0 = "stablehlo.sort"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    }) {dimension = 0 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
+  EXPECT_EQ(p.stats.replicated_ops, 1);
+}
+
+TEST(Partitioner, PartitionedProgramsPrintAndReadBack) {
+  Partitioned p = PartitionText(Program(8, kMegatron));
+  ASSERT_TRUE(p.module);
+  const std::string text = ir::PrintModule(*p.module);
+  auto back = frontend::ParseStableHlo(text, "dump.mlir");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ir::PrintModule(**back), text);
+  EXPECT_FALSE(IsGlobalProgram(**back));  // never partitioned twice
+}
+
+TEST(Partitioner, RecognizesGlobalPrograms) {
+  EXPECT_FALSE(IsGlobalProgram(*Parse(Program(1, R"(
+  func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{replicated}"}) -> tensor<8xf32> {
+    return %x : tensor<8xf32>
+  })"))));
+  EXPECT_FALSE(IsGlobalProgram(*Parse(Program(2, R"(
+  func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+    return %x : tensor<8xf32>
+  })"))));
+  // Already per device: it has a collective.
+  EXPECT_FALSE(IsGlobalProgram(*Parse(Program(2, R"(
+  func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> tensor<8xf32> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  })"))));
+}
+
+TEST(Partitioner, BadShardingsAreLocatedErrors) {
+  Status s = Error(Program(8, R"(
+  func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[4]<=[4]}"}) -> tensor<8xf32> {
+    return %x : tensor<8xf32>
+  })"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("test.mlir:3:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("spans 4 devices"), std::string::npos) << s.message();
+
+  s = Error(Program(4, R"(
+  func.func @main(%x: tensor<6xf32>) -> tensor<6xf32> {
+    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<6xf32>) -> tensor<6xf32>
+    return %0 : tensor<6xf32>
+  })"));
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("test.mlir:4:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("uneven"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tpusim::spmd
