@@ -6,6 +6,7 @@
 //   chlo.scan(%x) inits(%c) dimension=0 {...} : (...) -> (...)
 //   sdy.manual_computation(%x) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[...]
 //       manual_axes={"x"} (%arg1: t) {...} : (...) -> (...)
+//   sdy.sharding_constraint %x <@mesh, [{"x"}, {}]> : t    (and sdy.reshard)
 #include "frontend/parser.h"
 
 namespace tpusim::frontend {
@@ -213,6 +214,20 @@ Status Parser::ParseManualComputation(PrettyOp* op) {
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' and the manual computation's types"));
   op->signature_offset = tok_.offset;
   TPUSIM_RETURN_IF_ERROR(ParseFunctionType(&op->operand_types, &op->result_types));
+  return CheckOperandTypes(*this, op);
+}
+
+Status Parser::ParseSdyConstraint(PrettyOp* op) {
+  TPUSIM_ASSIGN_OR_RETURN(ir::Value v, ParseValueUse());
+  op->operands.push_back(v);
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute sharding, ParseSdyShardingBrackets());
+  op->op->attrs().Set("sharding", std::move(sharding));
+  if (tok_.is(TokenKind::kLBrace)) TPUSIM_RETURN_IF_ERROR(ParseAttributeDict(&op->op->attrs()));
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' and the value's type"));
+  op->signature_offset = tok_.offset;
+  TPUSIM_ASSIGN_OR_RETURN(ir::Type t, ParseType());
+  op->operand_types = {t};
+  op->result_types = {t};
   return CheckOperandTypes(*this, op);
 }
 

@@ -351,13 +351,17 @@ StatusOr<ir::Attribute> Parser::ParseSdyAxisSet() {
                                {{"axes", ir::Attribute::Array(std::move(axes))}});
 }
 
+StatusOr<ir::Attribute> Parser::ParseSdyShardingBrackets() {
+  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<'"));
+  return ParseSdySharding(*this);
+}
+
 StatusOr<ir::Attribute> Parser::ParseSdyShardingList() {
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
   std::vector<ir::Attribute> shardings;
   if (!Consume(TokenKind::kRSquare)) {
     do {
-      TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<'"));
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute s, ParseSdySharding(*this));
+      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute s, ParseSdyShardingBrackets());
       shardings.push_back(std::move(s));
     } while (Consume(TokenKind::kComma));
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));

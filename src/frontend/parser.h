@@ -117,6 +117,8 @@ class Parser {
   StatusOr<ir::Attribute> ParseHashAttribute();
   // `[<@mesh, [...]>, ...]`: a "sdy.sharding_per_value" struct.
   StatusOr<ir::Attribute> ParseSdyShardingList();
+  // `<@mesh, [...]>`: a "sdy.sharding" struct.
+  StatusOr<ir::Attribute> ParseSdyShardingBrackets();
   // `{"x", "y"}`: a "sdy.manual_axes" struct.
   StatusOr<ir::Attribute> ParseSdyAxisSet();
   // Defines `#name = attr` / `!name = type` at the top level.
@@ -150,6 +152,7 @@ class Parser {
   Status ParseWhile(PrettyOp* p);
   Status ParseScan(PrettyOp* p);
   Status ParseManualComputation(PrettyOp* p);
+  Status ParseSdyConstraint(PrettyOp* p);
 
   // ---- value scopes ----
   void PushScope() { scopes_.emplace_back(); }

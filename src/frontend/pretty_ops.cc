@@ -485,6 +485,7 @@ Status Parser::ParsePrettyOp(std::string_view name, PrettyOp* p) {
   if (name == "stablehlo.while") return ParseWhile(p);
   if (name == "chlo.scan") return ParseScan(p);
   if (name == "sdy.manual_computation") return ParseManualComputation(p);
+  if (name == "sdy.sharding_constraint" || name == "sdy.reshard") return ParseSdyConstraint(p);
   std::optional<Form> form = FindForm(name);
   if (!form) {
     std::string message = "no pretty form known for '" + std::string(name) +

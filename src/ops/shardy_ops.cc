@@ -149,5 +149,31 @@ TPUSIM_REGISTER_OP({.name = "sdy.manual_computation",
 TPUSIM_REGISTER_OP(
     {.name = "sdy.return", .verify = VerifyReturn, .is_terminator = true, .work = FreeWork});
 
+// sdy.sharding_constraint and sdy.reshard: the value, which the SPMD
+// partitioner moves to the sharding its `sharding` attribute names; on whole
+// arrays, the value itself.
+Status VerifyConstraint(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectResultType(op, 0, op.operand(0).type()));
+  Attribute s = op.attr("sharding");
+  if (s.kind() != Attribute::Kind::kStruct || s.name() != "sdy.sharding") {
+    return InvalidArgument(op.name_str() + " needs a sharding (a #sdy.sharding)");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> EvalConstraint(EvalContext&, const ir::Operation&,
+                                             std::span<const Tensor> operands) {
+  return std::vector<Tensor>{operands[0]};
+}
+
+TPUSIM_REGISTER_OP({.name = "sdy.sharding_constraint",
+                    .verify = VerifyConstraint,
+                    .eval = EvalConstraint,
+                    .work = FreeWork});
+TPUSIM_REGISTER_OP(
+    {.name = "sdy.reshard", .verify = VerifyConstraint, .eval = EvalConstraint, .work = FreeWork});
+
 }  // namespace
 }  // namespace tpusim::ops

@@ -85,6 +85,18 @@ ir::Value Emitter::AllReduce(ir::Value v, const Axes& axes, const std::string& c
   return op->result(0);
 }
 
+ir::Value Emitter::AllToAll(ir::Value v, int64_t split, int64_t concat, const Axes& axes) {
+  const int64_t n = mesh_.Size(axes);
+  std::vector<ir::NamedAttribute> attrs = GroupAttrs(axes);
+  attrs.emplace_back("split_dimension", I64(split));
+  attrs.emplace_back("concat_dimension", I64(concat));
+  attrs.emplace_back("split_count", I64(n));
+  ir::Type t = WithDim(v.type(), split, v.type().dim(split) / n);
+  t = WithDim(t, concat, t.dim(concat) * n);
+  ++stats_->inserted["stablehlo.all_to_all"];
+  return Emit("stablehlo.all_to_all", {v}, {t}, std::move(attrs))->result(0);
+}
+
 ir::Value Emitter::ReduceScatter(ir::Value v, int64_t dim, const Axes& axes,
                                  const std::string& combiner) {
   std::vector<ir::NamedAttribute> attrs = GroupAttrs(axes);

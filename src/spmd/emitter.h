@@ -32,6 +32,9 @@ class Emitter {
   ir::Value AllGather(ir::Value v, int64_t dim, const Axes& axes);
   // `v` combined elementwise by `combiner` ("stablehlo.add") over `axes`.
   ir::Value AllReduce(ir::Value v, const Axes& axes, const std::string& combiner);
+  // `v` split along `split` among the devices of `axes`, each keeping the
+  // parts sent to it concatenated along `concat`.
+  ir::Value AllToAll(ir::Value v, int64_t split, int64_t concat, const Axes& axes);
   // As AllReduce, each device keeping its part along `dim`.
   ir::Value ReduceScatter(ir::Value v, int64_t dim, const Axes& axes, const std::string& combiner);
   // Each device's part of `v` when dimension d is further split over

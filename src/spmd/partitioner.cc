@@ -22,10 +22,17 @@ int64_t IntAttr(const ir::Attribute& a, int64_t otherwise) {
   return a.kind() == ir::Attribute::Kind::kInt ? a.int_value() : otherwise;
 }
 
+bool IsSdyConstraint(const ir::Operation& op) {
+  return op.name_str() == "sdy.sharding_constraint" || op.name_str() == "sdy.reshard";
+}
+
+// GSPMD's `custom_call @Sharding` or Shardy's constraint ops: the value, to
+// be held as the op's sharding says.
 bool IsShardingConstraint(const ir::Operation& op) {
   ir::Attribute target = op.attr("call_target_name");
-  return op.name_str() == "stablehlo.custom_call" &&
-         target.kind() == ir::Attribute::Kind::kString && target.str() == "Sharding";
+  return IsSdyConstraint(op) ||
+         (op.name_str() == "stablehlo.custom_call" &&
+          target.kind() == ir::Attribute::Kind::kString && target.str() == "Sharding");
 }
 
 // An op of a program that is already per device.
@@ -73,7 +80,11 @@ class Partitioner {
   void Clone(const ir::Operation& op, ir::ValueMap& map);
   Status ApplyOpSharding(const ir::Operation& op);
   Status Return(const ir::Operation& op, ir::Function& out);
+  // `v` held as `target` says: the partial results combined, then axes
+  // moved, gathered and sliced, each at most once per (value, sharding).
   ir::Value Reshard(ir::Value v, const Sharding& target);
+  void MoveAxes(Local& l, const Sharding& target);
+  void GatherAndSlice(Local& l, const Sharding& target);
   std::optional<int64_t> ScatterDim(const Local& l, const Sharding& target) const;
 
   const ir::Module& module_;
@@ -151,10 +162,17 @@ Status Partitioner::PartitionOp(const ir::Operation& op) {
 
 Status Partitioner::Constrain(const ir::Operation& op) {
   if (op.num_operands() != 1 || op.num_results() != 1) {
-    return InvalidArgument("a Sharding custom call takes one operand");
+    return InvalidArgument(op.name_str() + " constrains one value");
   }
   const ir::Type& t = op.result(0).type();
-  TPUSIM_ASSIGN_OR_RETURN(Sharding s, ShardingOf(ir::OpSharding(module_, op), t));
+  Sharding s;
+  if (IsSdyConstraint(op)) {
+    TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding hlo,
+                            ir::SdyShardingToHlo(module_, op.attr("sharding"), t.rank()));
+    TPUSIM_ASSIGN_OR_RETURN(s, OnMesh(hlo, t));
+  } else {
+    TPUSIM_ASSIGN_OR_RETURN(s, ShardingOf(ir::OpSharding(module_, op), t));
+  }
   locals_[op.result(0).impl()] = {Reshard(op.operand(0), s), s, {}, {}};
   return Status::Ok();
 }
@@ -332,7 +350,44 @@ ir::Value Partitioner::Reshard(ir::Value v, const Sharding& target) {
     l.partial.clear();
   }
   if (l.sharding == target) return l.value;
-  ir::Value value = l.value;
+  Local moving = {l.value, l.sharding, {}, {}};
+  MoveAxes(moving, target);
+  GatherAndSlice(moving, target);
+  resharded_.emplace(key, moving.value);
+  return moving.value;
+}
+
+// Axes leaving the minor end of one dimension for the minor end of another
+// move in one all-to-all, as XLA reshards, instead of a gather and a slice.
+void Partitioner::MoveAxes(Local& l, const Sharding& target) {
+  std::vector<Axes>& dims = l.sharding.dims;
+  for (size_t from = 0; from < dims.size(); ++from) {
+    const Axes& keep = target.dims[from];
+    if (dims[from].size() <= keep.size() ||
+        !std::equal(keep.begin(), keep.end(), dims[from].begin())) {
+      continue;
+    }
+    const Axes axes(dims[from].begin() + static_cast<int64_t>(keep.size()), dims[from].end());
+    for (size_t to = 0; to < dims.size(); ++to) {
+      Axes joined = dims[to];
+      joined.insert(joined.end(), axes.begin(), axes.end());
+      const Axes& want = target.dims[to];
+      if (to == from || joined.size() > want.size() ||
+          !std::equal(joined.begin(), joined.end(), want.begin())) {
+        continue;
+      }
+      l.value =
+          emit_->AllToAll(l.value, static_cast<int64_t>(to), static_cast<int64_t>(from), axes);
+      dims[from] = keep;
+      dims[to] = std::move(joined);
+      break;
+    }
+  }
+}
+
+// Gathers each dimension whose axes do not begin `target`'s, then slices
+// what `target` splits further.
+void Partitioner::GatherAndSlice(Local& l, const Sharding& target) {
   std::vector<Axes> slices(target.dims.size());
   bool slice = false;
   for (size_t d = 0; d < target.dims.size(); ++d) {
@@ -340,13 +395,12 @@ ir::Value Partitioner::Reshard(ir::Value v, const Sharding& target) {
     const Axes& want = target.dims[d];
     const bool prefix =
         have.size() <= want.size() && std::equal(have.begin(), have.end(), want.begin());
-    if (!prefix) value = emit_->AllGather(value, static_cast<int64_t>(d), have);
-    slices[d].assign(want.begin() + (prefix ? have.size() : 0), want.end());
+    if (!prefix) l.value = emit_->AllGather(l.value, static_cast<int64_t>(d), have);
+    slices[d].assign(want.begin() + static_cast<int64_t>(prefix ? have.size() : 0), want.end());
     slice |= !slices[d].empty();
   }
-  if (slice) value = emit_->Slice(value, slices);
-  resharded_.emplace(key, value);
-  return value;
+  if (slice) l.value = emit_->Slice(l.value, slices);
+  l.sharding = target;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "spmd/mesh.h"
@@ -167,6 +168,7 @@ TEST(PartitionerConformance, RandomShardingsKeepResults) {
   std::vector<fs::path> files = test::ConformanceFiles();
   if (files.empty()) GTEST_SKIP() << "no conformance programs";
   int checked = 0, split = 0;
+  std::map<std::string, int> inserted;
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
     for (frontend::ParsedCase& c : frontend::ParseStableHloCases(test::ReadFile(file), name)) {
@@ -187,6 +189,7 @@ TEST(PartitionerConformance, RandomShardingsKeepResults) {
             ADD_FAILURE() << where << ": " << partitioned.status().ToString();
             continue;
           }
+          for (const auto& [op, n] : stats.inserted) inserted[op] += n;
           const bool exact = !SplitsReductions(stats);
           split += !exact;
           std::string difference =
@@ -198,6 +201,11 @@ TEST(PartitionerConformance, RandomShardingsKeepResults) {
     }
   }
   EXPECT_GT(checked, 3000);
+  // The random shardings exercise every way of moving data.
+  for (const char* op : {"stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.all_reduce",
+                         "stablehlo.dynamic_slice"}) {
+    EXPECT_GT(inserted[op], 10) << op;
+  }
   std::printf("%d partitioned runs checked, %d with reductions split across devices\n", checked,
               split);
 }

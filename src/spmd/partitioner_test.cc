@@ -117,8 +117,8 @@ TEST(Partitioner, FsdpGathersWeightsAndReduceScattersGradients) {
   EXPECT_EQ(p.Find("stablehlo.reduce_scatter")->result(0).type().shape(), (ir::Shape{4, 8}));
 }
 
-// A constraint that moves the split to another dimension gathers the old
-// one and slices the new one locally.
+// A constraint that moves the split to another dimension does it in one
+// all-to-all.
 TEST(Partitioner, ConstraintsReshard) {
   Partitioned p = PartitionText(Program(2, R"(
   func.func @main(%x: tensor<4x6xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) -> tensor<4x6xf32> {
@@ -127,11 +127,25 @@ TEST(Partitioner, ConstraintsReshard) {
     return %1 : tensor<4x6xf32>
   })"));
   ASSERT_TRUE(p.module);
-  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
-  EXPECT_EQ(p.Count("stablehlo.dynamic_slice"), 1);
+  EXPECT_EQ(p.stats.inserted.size(), 1u);
+  EXPECT_EQ(p.Count("stablehlo.all_to_all"), 1);
   const ir::Function& f = *p.module->Lookup("main");
   EXPECT_EQ(f.type().results[0].shape(), (ir::Shape{4, 3}));
   EXPECT_EQ(f.result_attrs()[0].Get("mhlo.sharding").str(), "{devices=[1,2]0,1}");
+}
+
+// Gathering one axis and slicing along another.
+TEST(Partitioner, ReshardsBetweenAxes) {
+  Partitioned p = PartitionText(Program(4, R"(
+  func.func @main(%x: tensor<4x6xf32> {mhlo.sharding = "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"}) -> tensor<4x6xf32> {
+    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}"} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
+  EXPECT_EQ(p.Count("stablehlo.dynamic_slice"), 1);
+  EXPECT_EQ(p.Find("stablehlo.all_gather")->attr("replica_groups").ToString(),
+            "dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>");
 }
 
 // Shardings spread forward through broadcasts, reshapes and transposes.
