@@ -141,9 +141,15 @@ ir::Value Emitter::PerDevice(const std::vector<int64_t>& values) {
 ir::Value Emitter::Slice(ir::Value v, const std::vector<Axes>& axes) {
   const ir::Type& t = v.type();
   ir::Shape sizes = t.shape();
+  for (size_t d = 0; d < sizes.size(); ++d) sizes[d] /= mesh_.Size(axes[d]);
+  const ir::Type local = ir::Type::Tensor(t.element(), sizes);
+  // Every part of a splat constant is a smaller splat: no slice needed.
+  const ir::Operation* def = v.defining_op();
+  if (def != nullptr && def->name_str() == "stablehlo.constant" && def->attr("value").is_splat()) {
+    return Constant(local, def->attr("value").bytes());
+  }
   std::vector<ir::Value> operands = {v};
   for (size_t d = 0; d < sizes.size(); ++d) {
-    sizes[d] /= mesh_.Size(axes[d]);
     std::vector<int64_t> offsets(mesh_.devices());
     for (int64_t device = 0; device < mesh_.devices(); ++device) {
       offsets[device] = mesh_.Index(device, axes[d]) * sizes[d];
@@ -151,8 +157,7 @@ ir::Value Emitter::Slice(ir::Value v, const std::vector<Axes>& axes) {
     operands.push_back(PerDevice(offsets));
   }
   ++stats_->inserted["stablehlo.dynamic_slice"];
-  return Emit("stablehlo.dynamic_slice", std::move(operands),
-              {ir::Type::Tensor(t.element(), sizes)},
+  return Emit("stablehlo.dynamic_slice", std::move(operands), {local},
               {{"slice_sizes", Attribute::DenseArray(ir::ElementType::kSI64, sizes)}})
       ->result(0);
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# End-to-end tests of SPMD partitioning: each example of examples/sharding,
+# a global program as JAX lowers it, runs on a v5e-8 slice partitioned and
+# gives the values of the same program run whole on one chip; the report
+# names the collectives the pattern needs; --dump-dir shows the per-device
+# program; bad shardings are one-line errors with their location.
+#
+# usage: spmd_test.sh TPUSIM EXAMPLES_DIR
+set -uo pipefail
+tpusim=$1
+examples=$2/sharding
+py=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+export XDG_CACHE_HOME="$work/cache"
+failures=0
+
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+# check_example NAME COLLECTIVES RTOL
+check_example() {
+  local name=$1 collectives=$2 rtol=$3 program=$examples/$1.mlir
+  "$tpusim" run "$program" --random-inputs --seed 5 --output-dir "$name.whole" \
+    >"$name.whole.txt" 2>&1 || { fail "$name whole: $(tail -n 1 "$name.whole.txt")"; return; }
+  "$tpusim" run "$program" --slice v5e-8 --random-inputs --seed 5 --output-dir "$name.split" \
+    --dump-dir "$name.dump" >"$name.split.txt" 2>&1 ||
+    { fail "$name partitioned: $(tail -n 1 "$name.split.txt")"; return; }
+  grep -qx "note: SPMD partitioner: the global program split over 8 devices; added $collectives" \
+    "$name.split.txt" || fail "$name collectives: $(grep 'SPMD' "$name.split.txt")"
+  grep -q 'tpusim.spmd_partitioned' "$name.dump/00-input.mlir" ||
+    fail "$name: the dump does not start from the partitioned program"
+  $py - "$name" "$rtol" <<'PY' || fail "$name: partitioned values differ from the whole run"
+import glob, sys
+import numpy as np
+name, rtol = sys.argv[1], float(sys.argv[2])
+files = sorted(glob.glob(name + ".whole/*.npy"))
+assert files, "no results"
+for f in files:
+    a = np.load(f).astype(np.float64)
+    b = np.load(f.replace(".whole/", ".split/")).astype(np.float64)
+    assert a.shape == b.shape, (f, a.shape, b.shape)
+    scale = max(np.abs(a).max(), 1e-30)
+    assert np.abs(a - b).max() <= rtol * scale, (f, np.abs(a - b).max(), scale)
+PY
+}
+
+# Split f32 sums of 32k terms differ from whole ones by reassociation alone.
+check_example data_parallel "3 all_reduce" 1e-4
+check_example fsdp "2 all_gather, 1 all_reduce, 2 reduce_scatter" 1e-4
+# Each device rounds its bf16 partial sums, as XLA's program does; the
+# second block's saturating tanh amplifies those last-bit differences.
+check_example megatron "2 all_reduce" 0.1
+check_example context_parallel_attention "2 all_gather" 1e-6
+check_example expert_parallel_moe "2 all_to_all" 1e-6
+
+# Elementwise ops and layout changes need no communication: bit-identical.
+cmp -s context_parallel_attention.whole/result0.npy context_parallel_attention.split/result0.npy ||
+  fail "attention: values are not bit-identical, though no reduction is split"
+
+# Timing alone, and the MoE's all-to-alls on the ICI.
+"$tpusim" run "$examples/expert_parallel_moe.mlir" --slice v5e-8 --timing-only >moe.txt 2>&1 ||
+  fail "moe timing: $(tail -n 1 moe.txt)"
+grep -q 'stablehlo.all_to_all' moe.txt || fail "moe: no all_to_all among the costliest ops"
+
+# Bad shardings: one line with the location, exit 2, nothing written.
+sed 's/{devices=\[8,1\]<=\[8\]}"},$/{devices=[4,1]<=[4]}"},/' "$examples/data_parallel.mlir" >four.mlir
+"$tpusim" run four.mlir --slice v5e-8 --random-inputs --output-dir bad_out >out.txt 2>err.txt
+[[ $? == 2 ]] || fail "tile count: exit status"
+grep -q 'four.mlir:9:3: .*spans 4 devices, the program 8' err.txt || fail "tile count: $(cat err.txt)"
+[[ $(wc -l <err.txt) == 1 ]] || fail "tile count: more than one line"
+[[ ! -e bad_out ]] || fail "tile count: results written"
+sed 's/"fsdp"}, {}\]>},$/"fsdp"}, {"fsdp"}]>},/' "$examples/fsdp.mlir" | head -c 100000 >twice.mlir
+"$tpusim" run twice.mlir --slice v5e-8 --random-inputs --output-dir bad_out >out.txt 2>err.txt
+[[ $? == 2 ]] || fail "axis used twice: exit status"
+grep -q 'twice.mlir:12:3: .*used twice' err.txt || fail "axis used twice: $(cat err.txt)"
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "spmd tests passed"
