@@ -35,6 +35,27 @@ inline std::string LayeredProgram(int layers) {
   return s + "  return " + h + " : tensor<512x1024xbf16>\n}\n";
 }
 
+// LayeredProgram as a global program for `data` x `model` devices, as JAX
+// lowers a Megatron-style layer stack: the batch split `data` ways, the
+// hidden units `model` ways (column- then row-parallel weights).
+inline std::string GlobalLayeredProgram(int layers, int data, int model) {
+  const std::string n = std::to_string(data * model), d = std::to_string(data),
+                    m = std::to_string(model);
+  const std::string by_model = "<=[" + d + "," + m + "]T(1,0) last_tile_dim_replicate}";
+  std::string body = LayeredProgram(layers);
+  auto annotate = [&](const std::string& type_end, const std::string& sharding) {
+    const size_t at = body.find(type_end) + type_end.size();
+    body.insert(at, " {mhlo.sharding = \"" + sharding + "\"}");
+  };
+  annotate("%x: tensor<512x1024xbf16>",
+           "{devices=[" + d + ",1," + m + "]<=[" + n + "] last_tile_dim_replicate}");
+  annotate("%w1: tensor<1024x4096xbf16>", "{devices=[1," + m + "," + d + "]" + by_model);
+  annotate("%w2: tensor<4096x1024xbf16>", "{devices=[" + m + ",1," + d + "]" + by_model);
+  annotate("%b: tensor<512x4096xbf16>", "{devices=[" + d + "," + m + "]<=[" + n + "]}");
+  return "module @global attributes {mhlo.num_partitions = " + n +
+         " : i32, mhlo.num_replicas = 1 : i32} {\n" + body + "}\n";
+}
+
 // LayeredProgram as one device's part of a `devices`-way SPMD program:
 // after each block's second matmul a tensor-parallel all_reduce over groups
 // of 8 neighbouring devices, and every 10th block a data-parallel all_reduce
