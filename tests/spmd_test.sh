@@ -75,6 +75,43 @@ sed 's/"fsdp"}, {}\]>},$/"fsdp"}, {"fsdp"}]>},/' "$examples/fsdp.mlir" | head -c
 [[ $? == 2 ]] || fail "axis used twice: exit status"
 grep -q 'twice.mlir:12:3: .*used twice' err.txt || fail "axis used twice: $(cat err.txt)"
 
+# --mesh and --shard split a program that says nothing of shardings.
+cat >plain.mlir <<'MLIR'
+func.func @main(%x: tensor<64x256xf32>, %w1: tensor<256x1024xf32>, %w2: tensor<1024x256xf32>) -> tensor<64x256xf32> {
+  %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<64x256xf32>, tensor<256x1024xf32>) -> tensor<64x1024xf32>
+  %a = stablehlo.tanh %h : tensor<64x1024xf32>
+  %y = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<64x1024xf32>, tensor<1024x256xf32>) -> tensor<64x256xf32>
+  return %y : tensor<64x256xf32>
+}
+MLIR
+"$tpusim" run plain.mlir --random-inputs --output-dir plain.whole >/dev/null 2>&1 || fail "plain whole run"
+"$tpusim" run plain.mlir --slice v5e-8 --mesh data=2,model=4 --shard x=data,_ --shard w1=_,model \
+  --shard arg2=model,_ --shard result0=data,_ --random-inputs --output-dir plain.split >plain.txt 2>&1 ||
+  fail "plain with --mesh/--shard: $(tail -n 1 plain.txt)"
+grep -q 'split over 8 devices; added 1 all_reduce$' plain.txt || fail "flags: $(grep SPMD plain.txt)"
+$py - <<'PY' || fail "--mesh/--shard values differ from the whole run"
+import numpy as np
+a, b = np.load("plain.whole/result0.npy"), np.load("plain.split/result0.npy")
+assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max(), np.abs(a - b).max()
+PY
+# bad_flag NAME MESSAGE FLAGS...: exit 2, one line naming the problem.
+bad_flag() {
+  local name=$1 message=$2; shift 2
+  "$tpusim" run plain.mlir --slice v5e-8 "$@" --random-inputs --output-dir flag_out >out.txt 2>err.txt
+  [[ $? == 2 ]] || fail "$name: exit status"
+  grep -q -- "$message" err.txt || fail "$name: $(cat err.txt)"
+  [[ $(wc -l <err.txt) == 1 ]] || fail "$name: more than one line"
+}
+bad_flag "mesh size" "--mesh data=0: expected name=size" --mesh data=0
+bad_flag "shard without mesh" "--shard names mesh axes: give the mesh with --mesh" --shard x=data,_
+bad_flag "unknown axis" '--shard x=model,_: .*axis "model"' --mesh data=8 --shard x=model,_
+bad_flag "rank" "--shard x=data: .*1 dimension shardings for a rank-2 value" --mesh data=8 --shard x=data
+bad_flag "unknown argument" "no argument or result 'y'" --mesh data=8 --shard y=data,_
+"$tpusim" run "$examples/fsdp.mlir" --slice v5e-8 --mesh data=8 --timing-only >out.txt 2>err.txt
+[[ $? == 2 ]] || fail "mesh of the program: exit status"
+grep -q 'defines its own mesh' err.txt || fail "mesh of the program: $(cat err.txt)"
+[[ ! -e flag_out ]] || fail "bad flags wrote results"
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures check(s) failed"
   exit 1

@@ -98,6 +98,13 @@ int Main(int argc, char** argv) {
       ->add_option("--topology", run.topology, "a slice of --chip of any torus shape, like 4x4x8")
       ->excludes(slice);
   slice->excludes(chip_file);
+  run_cmd->add_option("--mesh", run.mesh,
+                      "device mesh of a global program that has none, like data=2,model=4");
+  run_cmd
+      ->add_option("--shard", run.shard,
+                   "sharding of an argument or result over the mesh: NAME=DIMS, one "
+                   "entry per dimension, '_' or axes joined by '+' (arg0=data,_)")
+      ->allow_extra_args(false);
   run_cmd->add_flag("--timing-only", run.timing_only,
                     "time from shapes alone: no inputs, no values, no .npy files");
   run_cmd->add_option("--report-json", run.report_json, "write the full timing report as JSON");

@@ -6,6 +6,7 @@
 
 #include "runtime/run_devices.h"
 #include "runtime/run_io.h"
+#include "runtime/sharding_flags.h"
 #include "runtime/slice_setup.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/io/file.h"
@@ -122,6 +123,10 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   if (slice) chip = slice->chip;
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
+  if (!options.mesh.empty() || !options.shard.empty()) {
+    TPUSIM_RETURN_IF_ERROR(
+        ApplyShardingFlags(options.mesh, options.shard, *module, *module->Lookup(f->name())));
+  }
   std::optional<spmd::PartitionStats> partitioned;
   if (slice && spmd::IsGlobalProgram(*module)) {
     const std::string entry = f->name();

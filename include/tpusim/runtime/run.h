@@ -38,6 +38,11 @@ struct RunOptions {
   // chip replaces `chip`), or a torus shape of the chip ("4x4x8").
   std::string slice;
   std::string topology;
+  // For a global program: a device mesh ("data=2,model=4") and argument or
+  // result shardings over it ("arg0=data,_"), as runtime/sharding_flags.h
+  // reads them.
+  std::string mesh;
+  std::vector<std::string> shard;
   bool overlap = true;         // collectives overlap independent compute (--no-overlap: not)
   bool timing_only = false;    // shapes only: no inputs, values or .npy files
   std::string report_json;     // where the JSON report goes; empty: nowhere
