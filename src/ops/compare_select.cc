@@ -212,8 +212,16 @@ StatusOr<std::vector<Tensor>> EvalSelect(EvalContext&, const ir::Operation& op,
   return out;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.select", .verify = VerifySelect, .eval = EvalSelect,
-                    .work = ElementwiseRule({.alu = 1}, {.alu = 2})});
+// A scalar predicate (or clamp bound) has no dimensions to split.
+std::optional<ShardingRule> ScalarOrElementwiseRule(const ir::Operation& op) {
+  return PositionalShardingRule(op, {});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.select",
+                    .verify = VerifySelect,
+                    .eval = EvalSelect,
+                    .work = ElementwiseRule({.alu = 1}, {.alu = 2}),
+                    .sharding_rule = ScalarOrElementwiseRule});
 
 // ---------------------------------------------------------------- clamp
 
@@ -275,8 +283,11 @@ StatusOr<std::vector<Tensor>> EvalClamp(EvalContext&, const ir::Operation& op,
 }
 
 // A maximum and a minimum (lexicographic for complex: 5 ops each).
-TPUSIM_REGISTER_OP({.name = "stablehlo.clamp", .verify = VerifyClamp, .eval = EvalClamp,
-                    .work = ElementwiseRule({.alu = 2}, {.alu = 10})});
+TPUSIM_REGISTER_OP({.name = "stablehlo.clamp",
+                    .verify = VerifyClamp,
+                    .eval = EvalClamp,
+                    .work = ElementwiseRule({.alu = 2}, {.alu = 10}),
+                    .sharding_rule = ScalarOrElementwiseRule});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -375,8 +375,30 @@ Work ConvWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.convolution", .verify = VerifyConvolution,
-                    .eval = EvalConvolution, .work = ConvWork});
+// Batch and output features may be split; input features are a reduction
+// whose partial sums add up. Spatial dimensions stay whole (a split one
+// would need its neighbours' halo), and so does everything of grouped
+// convolutions.
+std::optional<ShardingRule> ConvRule(const ir::Operation& op) {
+  auto c = GetConvConfig(op);
+  if (!c.ok() || c->feature_groups != 1 || c->batch_groups != 1) return std::nullopt;
+  const ir::Type& in = op.operand(0).type();
+  const ir::Type& kernel = op.operand(1).type();
+  ShardingRule rule;
+  rule.operands = {std::vector<int>(in.rank(), -1), std::vector<int>(kernel.rank(), -1)};
+  rule.results = {std::vector<int>(op.result(0).type().rank(), -1)};
+  rule.operands[0][c->in_batch] = rule.results[0][c->out_batch] = rule.Add(in.dim(c->in_batch));
+  rule.operands[1][c->k_out] = rule.results[0][c->out_feature] = rule.Add(kernel.dim(c->k_out));
+  rule.operands[0][c->in_feature] = rule.operands[1][c->k_in] = rule.Add(in.dim(c->in_feature));
+  rule.combiner = "stablehlo.add";
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.convolution",
+                    .verify = VerifyConvolution,
+                    .eval = EvalConvolution,
+                    .work = ConvWork,
+                    .sharding_rule = ConvRule});
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_conv", .verify = VerifyDynamicConv,
                     .eval = EvalDynamicConv, .work = ConvWork});
 

@@ -77,8 +77,25 @@ Work DynamicSliceWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_slice", .verify = VerifyDynamicSlice,
-                    .eval = EvalDynamicSlice, .work = DynamicSliceWork});
+// Dimensions `sized` makes smaller than the operand's stay whole: where the
+// box starts is known only at run time.
+std::vector<int64_t> Sliced(const ir::Type& operand, const ir::Type& sized) {
+  std::vector<int64_t> whole;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    if (sized.dim(d) != operand.dim(d)) whole.push_back(d);
+  }
+  return whole;
+}
+
+std::optional<ShardingRule> DynamicSliceRule(const ir::Operation& op) {
+  return PositionalShardingRule(op, Sliced(op.operand(0).type(), op.result(0).type()));
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_slice",
+                    .verify = VerifyDynamicSlice,
+                    .eval = EvalDynamicSlice,
+                    .work = DynamicSliceWork,
+                    .sharding_rule = DynamicSliceRule});
 
 // ---- dynamic_update_slice ----
 
@@ -125,8 +142,13 @@ Work DynamicUpdateSliceWork(const ir::Operation& op) {
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_update_slice",
-                    .verify = VerifyDynamicUpdateSlice, .eval = EvalDynamicUpdateSlice,
-                    .work = DynamicUpdateSliceWork});
+                    .verify = VerifyDynamicUpdateSlice,
+                    .eval = EvalDynamicUpdateSlice,
+                    .work = DynamicUpdateSliceWork,
+                    .sharding_rule = [](const ir::Operation& op) {
+                      return std::optional<ShardingRule>(PositionalShardingRule(
+                          op, Sliced(op.operand(0).type(), op.operand(1).type())));
+                    }});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -268,8 +268,15 @@ StatusOr<std::vector<Tensor>> EvalConcatenate(EvalContext&, const ir::Operation&
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.concatenate", .verify = VerifyConcatenate,
-                    .eval = EvalConcatenate, .work = CopyWork});
+std::optional<ShardingRule> ConcatenateRule(const ir::Operation& op) {
+  return PositionalShardingRule(op, {op.attr("dimension").int_value()});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.concatenate",
+                    .verify = VerifyConcatenate,
+                    .eval = EvalConcatenate,
+                    .work = CopyWork,
+                    .sharding_rule = ConcatenateRule});
 
 // ---- slice: operand[start + i * stride] ----
 
@@ -310,8 +317,26 @@ StatusOr<std::vector<Tensor>> EvalSlice(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.slice", .verify = VerifySlice, .eval = EvalSlice,
-                    .work = CopyWork});
+// Dimensions the slice keeps whole may be split; the others stay whole.
+std::optional<ShardingRule> SliceRule(const ir::Operation& op) {
+  auto start = GetInts(op, "start_indices");
+  auto limit = GetInts(op, "limit_indices");
+  std::vector<int64_t> strides = GetIntsOr(op, "strides", {});
+  if (!start.ok() || !limit.ok()) return std::nullopt;
+  std::vector<int64_t> whole;
+  for (int64_t d = 0; d < static_cast<int64_t>(start->size()); ++d) {
+    const bool stride = d < static_cast<int64_t>(strides.size()) && strides[d] != 1;
+    if ((*start)[d] != 0 || (*limit)[d] != op.operand(0).type().dim(d) || stride)
+      whole.push_back(d);
+  }
+  return PositionalShardingRule(op, whole);
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.slice",
+                    .verify = VerifySlice,
+                    .eval = EvalSlice,
+                    .work = CopyWork,
+                    .sharding_rule = SliceRule});
 
 // ---- pad: edge (possibly negative) and interior padding ----
 
@@ -332,8 +357,22 @@ StatusOr<std::vector<Tensor>> EvalPad(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.pad", .verify = VerifyPad, .eval = EvalPad,
-                    .work = CopyWork});
+std::optional<ShardingRule> PadRule(const ir::Operation& op) {
+  std::vector<int64_t> whole;
+  for (const char* key : {"edge_padding_low", "edge_padding_high", "interior_padding"}) {
+    std::vector<int64_t> pads = GetIntsOr(op, key, {});
+    for (int64_t d = 0; d < static_cast<int64_t>(pads.size()); ++d) {
+      if (pads[d] != 0) whole.push_back(d);
+    }
+  }
+  return PositionalShardingRule(op, whole);
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.pad",
+                    .verify = VerifyPad,
+                    .eval = EvalPad,
+                    .work = CopyWork,
+                    .sharding_rule = PadRule});
 
 // ---- iota: the index along iota_dimension ----
 
@@ -353,8 +392,16 @@ StatusOr<std::vector<Tensor>> EvalIota(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.iota", .verify = VerifyIota, .eval = EvalIota,
-                    .work = CopyWork});  // writes only
+// The values count along the iota dimension; the others may be split.
+std::optional<ShardingRule> IotaRule(const ir::Operation& op) {
+  return PositionalShardingRule(op, {op.attr("iota_dimension").int_value()});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.iota",
+                    .verify = VerifyIota,
+                    .eval = EvalIota,
+                    .work = CopyWork,  // writes only
+                    .sharding_rule = IotaRule});
 
 }  // namespace
 

@@ -187,8 +187,26 @@ Work ReduceWindowWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_window", .verify = VerifyReduceWindow,
-                    .eval = EvalReduceWindow, .work = ReduceWindowWork});
+// Dimensions the window spans, strides, dilates or pads stay whole (a split
+// one would need its neighbours' halo); the others may be split.
+std::optional<ShardingRule> ReduceWindowRule(const ir::Operation& op) {
+  auto w = ReadWindow(op, op.operand(0).type());
+  if (!w.ok()) return std::nullopt;
+  std::vector<int64_t> whole;
+  for (int64_t d = 0; d < static_cast<int64_t>(w->dims.size()); ++d) {
+    if (w->dims[d] != 1 || w->strides[d] != 1 || w->base_dilations[d] != 1 || w->pad_low[d] != 0 ||
+        w->pad_high[d] != 0) {
+      whole.push_back(d);
+    }
+  }
+  return PositionalShardingRule(op, whole);
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_window",
+                    .verify = VerifyReduceWindow,
+                    .eval = EvalReduceWindow,
+                    .work = ReduceWindowWork,
+                    .sharding_rule = ReduceWindowRule});
 
 // ---- select_and_scatter ----
 

@@ -123,8 +123,15 @@ Work SortWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.sort", .verify = VerifySort, .eval = EvalSort,
-                    .work = SortWork});
+std::optional<ShardingRule> SortRule(const ir::Operation& op) {
+  return PositionalShardingRule(op, {GetIntOr(op, "dimension", -1)});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.sort",
+                    .verify = VerifySort,
+                    .eval = EvalSort,
+                    .work = SortWork,
+                    .sharding_rule = SortRule});
 
 }  // namespace
 }  // namespace tpusim::ops

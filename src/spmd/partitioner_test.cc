@@ -167,16 +167,36 @@ TEST(Partitioner, ShardingsFlowThroughLayoutOps) {
 TEST(Partitioner, OpsWithoutRulesRunWhole) {
   Partitioned p = PartitionText(Program(2, R"(
   func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> tensor<8xf32> {
-    %0 = "stablehlo.sort"(%x) ({
-    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-      %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-    }) {dimension = 0 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+    %0 = stablehlo.custom_call @my_kernel(%x) : (tensor<8xf32>) -> tensor<8xf32>
     return %0 : tensor<8xf32>
   })"));
   ASSERT_TRUE(p.module);
   EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
   EXPECT_EQ(p.stats.replicated_ops, 1);
+}
+
+// A sort keeps its sorted dimension whole and splits the others.
+TEST(Partitioner, SortSplitsTheOtherDimensions) {
+  const std::string sort = R"(
+  func.func @main(%x: tensor<8x4xf32> {mhlo.sharding = "SHARDING"}) -> tensor<8x4xf32> {
+    %0 = "stablehlo.sort"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    }) {dimension = 1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %0 : tensor<8x4xf32>
+  })";
+  auto with = [&](const std::string& sharding) {
+    std::string text = sort;
+    text.replace(text.find("SHARDING"), 8, sharding);
+    return PartitionText(Program(2, text));
+  };
+  Partitioned rows = with("{devices=[2,1]<=[2]}");
+  ASSERT_TRUE(rows.module);
+  EXPECT_TRUE(rows.stats.inserted.empty());
+  Partitioned columns = with("{devices=[1,2]<=[2]}");
+  ASSERT_TRUE(columns.module);
+  EXPECT_EQ(columns.Count("stablehlo.all_gather"), 1);
 }
 
 TEST(Partitioner, PartitionedProgramsPrintAndReadBack) {

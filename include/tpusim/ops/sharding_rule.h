@@ -45,6 +45,12 @@ using ShardingRuleFn = std::function<std::optional<ShardingRule>(const ir::Opera
 // operand and result. REQUIRES: operands and results have one shape.
 ShardingRule ElementwiseShardingRule(const ir::Operation& op);
 
+// The rule of an op whose operands of the first result's rank line up with
+// it dimension by dimension (slice, pad, concatenate, sort, ...); other
+// operands (scalars, start indices) have no factors. The dimensions in
+// `whole`, which the op changes or reads across, are never sharded.
+ShardingRule PositionalShardingRule(const ir::Operation& op, const std::vector<int64_t>& whole);
+
 }  // namespace tpusim::ops
 
 #endif  // TPUSIM_OPS_SHARDING_RULE_H_
