@@ -88,7 +88,9 @@ std::vector<int64_t> Sliced(const ir::Type& operand, const ir::Type& sized) {
 }
 
 std::optional<ShardingRule> DynamicSliceRule(const ir::Operation& op) {
-  return PositionalShardingRule(op, Sliced(op.operand(0).type(), op.result(0).type()));
+  ShardingRule rule = PositionalShardingRule(op, Sliced(op.operand(0).type(), op.result(0).type()));
+  rule.local_sizes = {"slice_sizes"};
+  return rule;
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_slice",

@@ -329,7 +329,9 @@ std::optional<ShardingRule> SliceRule(const ir::Operation& op) {
     if ((*start)[d] != 0 || (*limit)[d] != op.operand(0).type().dim(d) || stride)
       whole.push_back(d);
   }
-  return PositionalShardingRule(op, whole);
+  ShardingRule rule = PositionalShardingRule(op, whole);
+  rule.local_sizes = {"limit_indices"};  // the split dimensions start at 0
+  return rule;
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.slice",

@@ -33,7 +33,7 @@ ir::Operation* Emitter::Emit(std::string_view name, std::vector<ir::Value> opera
   op->SetOperands(std::move(operands));
   for (ir::Type& t : results) op->AddResult(std::move(t));
   for (auto& [key, value] : attrs) op->attrs().Set(std::move(key), std::move(value));
-  return block_->Append(std::move(op));
+  return Append(std::move(op));
 }
 
 std::vector<ir::NamedAttribute> Emitter::GroupAttrs(const Axes& axes) {
@@ -115,27 +115,34 @@ ir::Value Emitter::Constant(ir::Type type, std::vector<uint8_t> bytes) {
 }
 
 ir::Value Emitter::PerDevice(const std::vector<int64_t>& values) {
-  if (auto it = per_device_.find(values); it != per_device_.end()) return it->second;
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    if (auto it = scope->per_device.find(values); it != scope->per_device.end()) return it->second;
+  }
   const ir::Type scalar = ir::Type::Tensor(ir::ElementType::kSI32, {});
   ir::Value out;
   if (std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; })) {
     out = Constant(scalar, I32Bytes({values[0]}));
   } else {
-    if (!partition_id_) {
-      partition_id_ =
-          Emit("stablehlo.partition_id", {}, {ir::Type::Tensor(ir::ElementType::kUI32, {})})
-              ->result(0);
-    }
+    ir::Value id = PartitionId();
     const auto n = static_cast<int64_t>(values.size());
     ir::Value table = Constant(ir::Type::Tensor(ir::ElementType::kSI32, {n}), I32Bytes(values));
-    ir::Value one = Emit("stablehlo.dynamic_slice", {table, partition_id_},
+    ir::Value one = Emit("stablehlo.dynamic_slice", {table, id},
                          {ir::Type::Tensor(ir::ElementType::kSI32, {1})},
                          {{"slice_sizes", Attribute::DenseArray(ir::ElementType::kSI64, {1})}})
                         ->result(0);
     out = Emit("stablehlo.reshape", {one}, {scalar})->result(0);
   }
-  per_device_.emplace(values, out);
+  scopes_.back().per_device.emplace(values, out);
   return out;
+}
+
+ir::Value Emitter::PartitionId() {
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    if (scope->partition_id) return scope->partition_id;
+  }
+  return scopes_.back().partition_id =
+             Emit("stablehlo.partition_id", {}, {ir::Type::Tensor(ir::ElementType::kUI32, {})})
+                 ->result(0);
 }
 
 ir::Value Emitter::Slice(ir::Value v, const std::vector<Axes>& axes) {

@@ -17,8 +17,14 @@ namespace tpusim::spmd {
 class Emitter {
  public:
   // Appends to `block`; counts what it inserts in `stats`.
-  Emitter(const Mesh& mesh, ir::Block* block, PartitionStats* stats)
-      : mesh_(mesh), block_(block), stats_(stats) {}
+  Emitter(const Mesh& mesh, ir::Block* block, PartitionStats* stats) : mesh_(mesh), stats_(stats) {
+    Enter(block);
+  }
+
+  // Emits into `block`, nested in the current one (a region's), until
+  // Leave. Values made there are not reused outside it.
+  void Enter(ir::Block* block) { scopes_.push_back({block, {}, {}}); }
+  void Leave() { scopes_.pop_back(); }
 
   // Location of the ops emitted from now on: the op they serve.
   void set_location(ir::Location loc) { loc_ = std::move(loc); }
@@ -26,7 +32,9 @@ class Emitter {
   ir::Operation* Emit(std::string_view name, std::vector<ir::Value> operands,
                       std::vector<ir::Type> results, std::vector<ir::NamedAttribute> attrs = {});
   // Appends `op` (a clone) at the end of the block.
-  ir::Operation* Append(std::unique_ptr<ir::Operation> op) { return block_->Append(std::move(op)); }
+  ir::Operation* Append(std::unique_ptr<ir::Operation> op) {
+    return scopes_.back().block->Append(std::move(op));
+  }
 
   // `v`'s tiles along `dim`, concatenated over the devices of `axes`.
   ir::Value AllGather(ir::Value v, int64_t dim, const Axes& axes);
@@ -44,17 +52,23 @@ class Emitter {
  private:
   // A scalar i32 holding values[device] on each device.
   ir::Value PerDevice(const std::vector<int64_t>& values);
+  ir::Value PartitionId();
   ir::Value Constant(ir::Type type, std::vector<uint8_t> bytes);
   std::vector<ir::NamedAttribute> GroupAttrs(const Axes& axes);
   void AddCombiner(ir::Operation* op, ir::ElementType element, const std::string& combiner);
 
+  // A block being emitted into, with the per-device values made there.
+  struct Scope {
+    ir::Block* block;
+    ir::Value partition_id;
+    std::map<std::vector<int64_t>, ir::Value> per_device;
+  };
+
   const Mesh& mesh_;
-  ir::Block* block_;
   PartitionStats* stats_;
   ir::Location loc_;
   int64_t next_channel_ = 1;
-  ir::Value partition_id_;
-  std::map<std::vector<int64_t>, ir::Value> per_device_;
+  std::vector<Scope> scopes_;
 };
 
 }  // namespace tpusim::spmd

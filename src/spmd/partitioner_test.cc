@@ -199,6 +199,73 @@ TEST(Partitioner, SortSplitsTheOtherDimensions) {
   EXPECT_EQ(columns.Count("stablehlo.all_gather"), 1);
 }
 
+// A scan over layers, as JAX lowers it: the loop carries the activations
+// and slices each layer's weights, which stay split inside the body, so each
+// iteration makes the one all-reduce of a Megatron block.
+TEST(Partitioner, LoopBodiesArePartitioned) {
+  Partitioned p = PartitionText(Program(8, R"(
+  func.func @main(%x: tensor<16x64xf32> {mhlo.sharding = "{replicated}"},
+                  %w1: tensor<4x64x256xf32> {mhlo.sharding = "{devices=[1,1,8]<=[8]}"},
+                  %w2: tensor<4x256x64xf32> {mhlo.sharding = "{devices=[1,8,1]<=[8]}"})
+      -> (tensor<16x64xf32> {mhlo.sharding = "{replicated}"}) {
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %c0, %h = %x) : tensor<i32>, tensor<16x64xf32>
+     cond {
+      %n = stablehlo.constant dense<4> : tensor<i32>
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %z = stablehlo.constant dense<0> : tensor<i32>
+      %a = stablehlo.dynamic_slice %w1, %i, %z, %z, sizes = [1, 64, 256] : (tensor<4x64x256xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x64x256xf32>
+      %a2 = stablehlo.reshape %a : (tensor<1x64x256xf32>) -> tensor<64x256xf32>
+      %b = stablehlo.dynamic_slice %w2, %i, %z, %z, sizes = [1, 256, 64] : (tensor<4x256x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x256x64xf32>
+      %b2 = stablehlo.reshape %b : (tensor<1x256x64xf32>) -> tensor<256x64xf32>
+      %t = stablehlo.dot_general %h, %a2, contracting_dims = [1] x [0] : (tensor<16x64xf32>, tensor<64x256xf32>) -> tensor<16x256xf32>
+      %u = stablehlo.tanh %t : tensor<16x256xf32>
+      %y = stablehlo.dot_general %u, %b2, contracting_dims = [1] x [0] : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %j, %y : tensor<i32>, tensor<16x64xf32>
+    }
+    return %r#1 : tensor<16x64xf32>
+  }
+  )"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.stats.inserted.size(), 1u);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 1);
+  const ir::Operation* loop = p.Find("stablehlo.while");
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->result(1).type().shape(), (ir::Shape{16, 64}));
+  bool reduced_in_body = false;
+  ir::Walk(loop->region(1), [&](ir::Operation& op) {
+    reduced_in_body |= op.name_str() == "stablehlo.all_reduce";
+    if (op.name_str() == "stablehlo.dynamic_slice" && op.operand(0).is_block_argument()) {
+      EXPECT_EQ(op.attr("slice_sizes").AsInts()[2] * op.attr("slice_sizes").AsInts()[1], 64 * 32);
+    }
+  });
+  EXPECT_TRUE(reduced_in_body);
+}
+
+// The branches of an if return their results alike.
+TEST(Partitioner, BranchesReturnOneSharding) {
+  Partitioned p = PartitionText(Program(2, R"(
+  func.func @main(%p: tensor<i1>, %x: tensor<8x4xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) -> tensor<8x4xf32> {
+    %0 = "stablehlo.if"(%p) ({
+      %n = stablehlo.negate %x : tensor<8x4xf32>
+      stablehlo.return %n : tensor<8x4xf32>
+    }, {
+      %c = stablehlo.custom_call @my_kernel(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      stablehlo.return %c : tensor<8x4xf32>
+    }) : (tensor<i1>) -> tensor<8x4xf32>
+    return %0 : tensor<8x4xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  // The second branch gathers %x for its kernel and slices its result back.
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);
+  EXPECT_EQ(p.Count("stablehlo.dynamic_slice"), 1);
+  EXPECT_EQ(p.Find("stablehlo.if")->result(0).type().shape(), (ir::Shape{4, 4}));
+}
+
 TEST(Partitioner, PartitionedProgramsPrintAndReadBack) {
   Partitioned p = PartitionText(Program(8, kMegatron));
   ASSERT_TRUE(p.module);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct ShardingRule {
   // The elementwise op ("stablehlo.add") that combines partial results of a
   // reduction factor; empty if reduction factors must stay whole.
   std::string combiner;
+  // Attributes holding one size per dimension of the first result
+  // (dynamic_slice's slice_sizes, slice's limit_indices): the partitioner
+  // divides each entry as it divides the result's dimension.
+  std::vector<std::string> local_sizes;
 
   // Adds a factor of `size` and returns its index.
   int Add(int64_t size, bool shardable = true) {

@@ -1,0 +1,196 @@
+#include "spmd/function_partitioner.h"
+
+#include "tpusim/ops/op_def.h"
+
+namespace tpusim::spmd {
+
+StatusOr<std::unique_ptr<ir::Function>> FunctionPartitioner::Run(const ir::Function& f) {
+  TPUSIM_ASSIGN_OR_RETURN(wishes_, PropagateBackward(f, annotations_, mesh_));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Function> out, Signature(f));
+  emit_ = std::make_unique<Emitter>(mesh_, &out->entry(), stats_);
+  resharded_.emplace_back();
+  TPUSIM_RETURN_IF_ERROR(PartitionOps(f.entry()));
+  const ir::Operation& ret = *f.entry().terminator();
+  emit_->set_location(ret.loc());
+  TPUSIM_RETURN_IF_ERROR(Return(f, ret, *out).WithLocation(ret.loc().ToString()));
+  return out;
+}
+
+Status FunctionPartitioner::PartitionOps(const ir::Block& in) {
+  for (const auto& op : in.ops()) {
+    if (op.get() == in.terminator()) break;
+    emit_->set_location(op->loc());
+    Status s = PartitionOp(*op);
+    if (!s.ok()) return s.WithLocation(op->loc().ToString());
+  }
+  return Status::Ok();
+}
+
+// The partitioned function's arguments: each device's tiles, their
+// shardings in `mhlo.sharding`.
+StatusOr<std::unique_ptr<ir::Function>> FunctionPartitioner::Signature(const ir::Function& f) {
+  ir::FunctionType type;
+  std::vector<Sharding> shardings;
+  for (int i = 0; i < static_cast<int>(f.type().inputs.size()); ++i) {
+    auto s = annotations_.Arg(f, i);
+    if (!s.ok()) {
+      return s.status()
+          .WithContext("argument " + std::to_string(i))
+          .WithLocation(f.loc().ToString());
+    }
+    type.inputs.push_back(*LocalType(mesh_, f.type().inputs[i], *s));
+    shardings.push_back(std::move(*s));
+  }
+  auto out = std::make_unique<ir::Function>(f.name(), type, f.loc());
+  out->set_public(f.is_public());
+  out->attrs() = f.attrs();
+  ir::Block& block = out->body().AddBlock();
+  for (size_t i = 0; i < shardings.size(); ++i) {
+    ir::Value arg = block.AddArgument(type.inputs[i], f.entry().argument(i).name());
+    locals_[f.entry().argument(i).impl()] = {arg, shardings[i], {}, {}};
+    ir::AttributeMap& attrs = out->arg_attrs()[i] = f.arg_attrs()[i];
+    attrs.Erase("sdy.sharding");
+    attrs.Set("mhlo.sharding", ir::Attribute::String(ToHlo(mesh_, shardings[i]).ToString()));
+  }
+  return out;
+}
+
+Status FunctionPartitioner::PartitionOp(const ir::Operation& op) {
+  if (IsShardingConstraint(op)) {
+    TPUSIM_ASSIGN_OR_RETURN(Sharding s, annotations_.Constraint(op));
+    locals_[op.result(0).impl()] = {Reshard(op.operand(0), s), s, {}, {}};
+    return Status::Ok();
+  }
+  const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
+  if (op.name_str() == "stablehlo.while") {
+    TPUSIM_RETURN_IF_ERROR(PartitionWhile(op));
+  } else if (def != nullptr && def->control_flow && op.num_regions() > 0) {
+    TPUSIM_RETURN_IF_ERROR(PartitionBranches(op));
+  } else if (std::optional<ops::ShardingRule> rule = RuleOf(op)) {
+    TPUSIM_RETURN_IF_ERROR(Split(op, *rule));
+  } else {
+    Whole(op);
+  }
+  // An op's own sharding moves its results as a constraint would.
+  TPUSIM_ASSIGN_OR_RETURN(auto own, annotations_.OpResults(op));
+  for (int r = 0; r < op.num_results(); ++r) {
+    if (!own[r]) continue;
+    ir::Value v = Reshard(op.result(r), *own[r]);
+    locals_[op.result(r).impl()] = {v, *own[r], {}, {}};
+  }
+  return Status::Ok();
+}
+
+// Factors take the axes their dimensions already have in the operands, the
+// first operand first, and those that stay in the result before reductions:
+// a dot keeps its operands' batch and free shardings and gathers what
+// contracts against them (FSDP's weights) rather than the reverse. The
+// users' wishes for the results fill what the operands leave open.
+FactorAxes FunctionPartitioner::ChooseFactorAxes(const ir::Operation& op,
+                                                 const ops::ShardingRule& rule) const {
+  FactorAxes factors(mesh_, rule);
+  for (bool reductions : {false, true}) {
+    for (int i = 0; i < op.num_operands(); ++i) {
+      factors.OfferValue(rule.operands[i], locals_.at(op.operand(i).impl()).sharding, reductions);
+    }
+  }
+  for (int r = 0; r < op.num_results(); ++r) {
+    auto it = wishes_.find(op.result(r).impl());
+    if (it != wishes_.end()) factors.OfferValue(rule.results[r], it->second, false);
+  }
+  return factors;
+}
+
+Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRule& rule) {
+  const FactorAxes factors = ChooseFactorAxes(op, rule);
+  ir::ValueMap map;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    map[op.operand(i).impl()] = Reshard(op.operand(i), factors.Of(rule.operands[i]));
+  }
+  ir::Operation* copy = Clone(op, map);
+  const Sharding first = factors.Of(rule.results[0]);
+  for (const std::string& key : rule.local_sizes) {
+    std::vector<int64_t> sizes = copy->attr(key).AsInts();
+    for (size_t d = 0; d < sizes.size() && d < first.dims.size(); ++d) {
+      sizes[d] /= mesh_.Size(first.dims[d]);
+    }
+    copy->attrs().Set(key, ir::Attribute::DenseArray(ir::ElementType::kSI64, sizes));
+  }
+  for (int r = 0; r < op.num_results(); ++r) {
+    ir::Value result = map.at(op.result(r).impl());
+    const Sharding s = factors.Of(rule.results[r]);
+    TPUSIM_ASSIGN_OR_RETURN(ir::Type local, LocalType(mesh_, result.type(), s));
+    result.set_type(std::move(local));
+    locals_[op.result(r).impl()] = {result, s, {}, {}};
+  }
+  Axes partial;
+  for (size_t f = 0; f < factors.axes().size(); ++f) {
+    const Axes& axes = factors.axes()[f];
+    if (factors.IsReduction(static_cast<int>(f)))
+      partial.insert(partial.end(), axes.begin(), axes.end());
+  }
+  for (int r = 0; r < op.num_results() && !partial.empty(); ++r) {
+    Local& l = locals_[op.result(r).impl()];
+    l.partial = partial;
+    l.combiner = rule.combiner;
+  }
+  return Status::Ok();
+}
+
+void FunctionPartitioner::Whole(const ir::Operation& op) {
+  ir::ValueMap map;
+  for (ir::Value v : op.operands()) map[v.impl()] = Reshard(v, ReplicatedFor(v));
+  Clone(op, map);
+  for (ir::Value r : op.results()) {
+    locals_[r.impl()] = {map.at(r.impl()), ReplicatedFor(r), {}, {}};
+  }
+  if (op.num_operands() > 0) ++stats_->replicated_ops;
+}
+
+// Appends a copy of `op` with operands from `map`. Values its regions take
+// from the enclosing function are used whole.
+ir::Operation* FunctionPartitioner::Clone(const ir::Operation& op, ir::ValueMap& map) {
+  for (int i = 0; i < op.num_regions(); ++i) {
+    ir::Walk(op.region(i), [&](ir::Operation& inner) {
+      for (ir::Value v : inner.operands()) {
+        if (locals_.count(v.impl()) && !map.count(v.impl())) {
+          map[v.impl()] = Reshard(v, ReplicatedFor(v));
+        }
+      }
+    });
+  }
+  std::unique_ptr<ir::Operation> copy = ir::CloneOp(op, map);
+  copy->attrs().Erase("mhlo.sharding");  // they describe the global value
+  copy->attrs().Erase("sdy.sharding");
+  return emit_->Append(std::move(copy));
+}
+
+// Results leave as the function's result shardings say, or as they are.
+Status FunctionPartitioner::Return(const ir::Function& f, const ir::Operation& op,
+                                   ir::Function& out) {
+  std::vector<ir::Value> values;
+  ir::FunctionType type = out.type();
+  out.result_attrs().resize(op.num_operands());
+  for (int i = 0; i < op.num_operands(); ++i) {
+    ir::Value v = op.operand(i);
+    const bool annotated =
+        i < static_cast<int>(f.result_attrs().size()) && HasSharding(f.result_attrs()[i]);
+    Sharding want = locals_.at(v.impl()).sharding;
+    if (annotated) {
+      auto s = annotations_.Result(f, i);
+      if (!s.ok()) return s.status().WithContext("result " + std::to_string(i));
+      want = std::move(*s);
+    }
+    values.push_back(Reshard(v, want));
+    type.results.push_back(values.back().type());
+    ir::AttributeMap& attrs = out.result_attrs()[i];
+    if (i < static_cast<int>(f.result_attrs().size())) attrs = f.result_attrs()[i];
+    attrs.Erase("sdy.sharding");
+    attrs.Set("mhlo.sharding", ir::Attribute::String(ToHlo(mesh_, want).ToString()));
+  }
+  out.set_type(std::move(type));
+  emit_->Emit(op.name_str(), std::move(values), {});
+  return Status::Ok();
+}
+
+}  // namespace tpusim::spmd

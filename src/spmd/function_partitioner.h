@@ -1,0 +1,92 @@
+// The partitioning of one function: a forward walk over its entry block
+// that appends each op's per-device form, and the moves its operands need,
+// to a new function. Internal to src/spmd; partitioner.h is the interface.
+#ifndef TPUSIM_SPMD_FUNCTION_PARTITIONER_H_
+#define TPUSIM_SPMD_FUNCTION_PARTITIONER_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "spmd/annotations.h"
+#include "spmd/emitter.h"
+#include "spmd/factors.h"
+#include "spmd/mesh.h"
+#include "spmd/propagation.h"
+#include "tpusim/ir/rewrite.h"
+#include "tpusim/spmd/partitioner.h"
+
+namespace tpusim::spmd {
+
+// A global value's stand-in in the partitioned program.
+struct Local {
+  ir::Value value;       // this device's tile
+  Sharding sharding;     // which tile
+  Axes partial;          // axes over which tiles still hold partial results...
+  std::string combiner;  // ...to be combined by this op
+};
+
+inline Sharding ReplicatedFor(ir::Value v) {
+  return Sharding::Replicated(v.type().is_tensor() ? v.type().rank() : 0);
+}
+
+class FunctionPartitioner {
+ public:
+  FunctionPartitioner(const ir::Module& module, const Mesh& mesh, PartitionStats* stats)
+      : annotations_(module, mesh), mesh_(mesh), stats_(stats) {}
+
+  // `f` as every device runs it. Errors carry the location of the op.
+  StatusOr<std::unique_ptr<ir::Function>> Run(const ir::Function& f);
+
+ private:
+  // function_partitioner.cc: the walk and the ops.
+  StatusOr<std::unique_ptr<ir::Function>> Signature(const ir::Function& f);
+  // Partitions the ops of `in` but its terminator into the emitter's block.
+  Status PartitionOps(const ir::Block& in);
+  Status PartitionOp(const ir::Operation& op);
+  Status Split(const ir::Operation& op, const ops::ShardingRule& rule);
+  FactorAxes ChooseFactorAxes(const ir::Operation& op, const ops::ShardingRule& rule) const;
+  void Whole(const ir::Operation& op);
+  ir::Operation* Clone(const ir::Operation& op, ir::ValueMap& map);
+  Status Return(const ir::Function& f, const ir::Operation& op, ir::Function& out);
+
+  // control_flow.cc: while, if and case, their bodies partitioned too.
+  Status PartitionWhile(const ir::Operation& op);
+  Status PartitionBranches(const ir::Operation& op);
+  // Partitions the block of `region` into `out`'s, its arguments held as
+  // `args`; the terminator's operands leave as `results` says, or as they
+  // are where it holds nullopt (then filled in).
+  Status PartitionRegion(const ir::Region& region, ir::Region& out,
+                         const std::vector<Sharding>& args,
+                         std::vector<std::optional<Sharding>>& results);
+
+  // reshard.cc: moving values between shardings.
+  // `v` held as `target` says: the partial results combined, then axes
+  // moved, gathered and sliced, each at most once per (value, sharding)
+  // within a block and the blocks it is nested in.
+  ir::Value Reshard(ir::Value v, const Sharding& target);
+  std::optional<int64_t> ScatterDim(const Local& l, const Sharding& target) const;
+  void MoveAxes(Local& l, const Sharding& target);
+  void GatherAndSlice(Local& l, const Sharding& target);
+  std::optional<ir::Value> Resharded(ir::Value v, const Sharding& s) const;
+  void Remember(ir::Value v, const Sharding& s, ir::Value local);
+  // Emits into `block` (a region's) until Leave.
+  void Enter(ir::Block* block);
+  void Leave();
+
+  Annotations annotations_;
+  const Mesh& mesh_;
+  PartitionStats* stats_;
+  Preferences wishes_;
+  std::unique_ptr<Emitter> emit_;
+  std::unordered_map<const ir::ValueImpl*, Local> locals_;
+  // Per block being emitted into, innermost last: the values resharded there.
+  std::vector<std::map<std::pair<const ir::ValueImpl*, Sharding>, ir::Value>> resharded_;
+};
+
+}  // namespace tpusim::spmd
+
+#endif  // TPUSIM_SPMD_FUNCTION_PARTITIONER_H_

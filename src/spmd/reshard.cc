@@ -1,0 +1,116 @@
+#include <algorithm>
+
+#include "spmd/function_partitioner.h"
+
+namespace tpusim::spmd {
+
+// The dimension a reduce-scatter can split `l`'s partial results along to
+// give `target` at once: `target` adds the partial axes to its sharding.
+std::optional<int64_t> FunctionPartitioner::ScatterDim(const Local& l,
+                                                       const Sharding& target) const {
+  std::optional<int64_t> dim;
+  for (size_t d = 0; d < target.dims.size(); ++d) {
+    const Axes& have = l.sharding.dims[d];
+    const Axes& want = target.dims[d];
+    if (want == have) continue;
+    Axes joined = have;
+    joined.insert(joined.end(), l.partial.begin(), l.partial.end());
+    if (dim || want != joined) return std::nullopt;
+    dim = static_cast<int64_t>(d);
+  }
+  return dim;
+}
+
+ir::Value FunctionPartitioner::Reshard(ir::Value v, const Sharding& target) {
+  if (std::optional<ir::Value> done = Resharded(v, target)) return *done;
+  const Local& l = locals_.at(v.impl());
+  Local moving = {l.value, l.sharding, {}, {}};
+  if (!l.partial.empty()) {
+    if (std::optional<int64_t> d = ScatterDim(l, target)) {
+      ir::Value scattered = emit_->ReduceScatter(l.value, *d, l.partial, l.combiner);
+      Remember(v, target, scattered);
+      return scattered;
+    }
+    std::optional<ir::Value> combined = Resharded(v, l.sharding);
+    if (!combined) {
+      combined = emit_->AllReduce(l.value, l.partial, l.combiner);
+      Remember(v, l.sharding, *combined);
+    }
+    moving.value = *combined;
+  }
+  if (moving.sharding == target) return moving.value;
+  MoveAxes(moving, target);
+  GatherAndSlice(moving, target);
+  Remember(v, target, moving.value);
+  return moving.value;
+}
+
+std::optional<ir::Value> FunctionPartitioner::Resharded(ir::Value v, const Sharding& s) const {
+  const auto key = std::make_pair(v.impl(), s);
+  for (auto scope = resharded_.rbegin(); scope != resharded_.rend(); ++scope) {
+    if (auto it = scope->find(key); it != scope->end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+void FunctionPartitioner::Remember(ir::Value v, const Sharding& s, ir::Value local) {
+  resharded_.back().emplace(std::make_pair(v.impl(), s), local);
+}
+
+void FunctionPartitioner::Enter(ir::Block* block) {
+  emit_->Enter(block);
+  resharded_.emplace_back();
+}
+
+void FunctionPartitioner::Leave() {
+  emit_->Leave();
+  resharded_.pop_back();
+}
+
+// Axes leaving the minor end of one dimension for the minor end of another
+// move in one all-to-all, as XLA reshards, instead of a gather and a slice.
+void FunctionPartitioner::MoveAxes(Local& l, const Sharding& target) {
+  std::vector<Axes>& dims = l.sharding.dims;
+  for (size_t from = 0; from < dims.size(); ++from) {
+    const Axes& keep = target.dims[from];
+    if (dims[from].size() <= keep.size() ||
+        !std::equal(keep.begin(), keep.end(), dims[from].begin())) {
+      continue;
+    }
+    const Axes axes(dims[from].begin() + static_cast<int64_t>(keep.size()), dims[from].end());
+    for (size_t to = 0; to < dims.size(); ++to) {
+      Axes joined = dims[to];
+      joined.insert(joined.end(), axes.begin(), axes.end());
+      const Axes& want = target.dims[to];
+      if (to == from || joined.size() > want.size() ||
+          !std::equal(joined.begin(), joined.end(), want.begin())) {
+        continue;
+      }
+      l.value =
+          emit_->AllToAll(l.value, static_cast<int64_t>(to), static_cast<int64_t>(from), axes);
+      dims[from] = keep;
+      dims[to] = std::move(joined);
+      break;
+    }
+  }
+}
+
+// Gathers each dimension whose axes do not begin `target`'s, then slices
+// what `target` splits further.
+void FunctionPartitioner::GatherAndSlice(Local& l, const Sharding& target) {
+  std::vector<Axes> slices(target.dims.size());
+  bool slice = false;
+  for (size_t d = 0; d < target.dims.size(); ++d) {
+    const Axes& have = l.sharding.dims[d];
+    const Axes& want = target.dims[d];
+    const bool prefix =
+        have.size() <= want.size() && std::equal(have.begin(), have.end(), want.begin());
+    if (!prefix) l.value = emit_->AllGather(l.value, static_cast<int64_t>(d), have);
+    slices[d].assign(want.begin() + static_cast<int64_t>(prefix ? have.size() : 0), want.end());
+    slice |= !slices[d].empty();
+  }
+  if (slice) l.value = emit_->Slice(l.value, slices);
+  l.sharding = target;
+}
+
+}  // namespace tpusim::spmd
