@@ -273,8 +273,49 @@ Work GatherWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.gather", .verify = VerifyGather, .eval = EvalGather,
-                    .work = GatherWork});
+// Each index (an indices dimension but the index vector) may be split with
+// the result dimension it fills, and with the operand's batching dimension
+// it pairs with; a window dimension may be split with its result offset
+// dimension where the window takes the operand's whole dimension and no
+// index points into it.
+std::optional<ShardingRule> GatherRule(const ir::Operation& op) {
+  auto n = ReadDimNumbers(op, "dimension_numbers", false);
+  auto sizes = GetInts(op, "slice_sizes");
+  if (!n.ok() || !sizes.ok()) return std::nullopt;
+  const ir::Type& operand = op.operand(0).type();
+  const ir::Type& indices = op.operand(1).type();
+  const ir::Type& result = op.result(0).type();
+  ShardingRule rule;
+  rule.operands = {std::vector<int>(operand.rank(), -1), std::vector<int>(indices.rank(), -1)};
+  rule.results = {std::vector<int>(result.rank(), -1)};
+  std::vector<int64_t> batch_positions;
+  for (int64_t d = 0; d < result.rank(); ++d) {
+    if (!Contains(n->offset_dims, d)) batch_positions.push_back(d);
+  }
+  size_t b = 0;
+  for (int64_t d = 0; d < indices.rank() && b < batch_positions.size(); ++d) {
+    if (d == n->index_vector_dim) continue;
+    const int f = rule.Add(indices.dim(d));
+    rule.operands[1][d] = rule.results[0][batch_positions[b++]] = f;
+    for (size_t k = 0; k < n->indices_batching.size(); ++k) {
+      if (n->indices_batching[k] == d) rule.operands[0][n->operand_batching[k]] = f;
+    }
+  }
+  size_t o = 0;
+  for (int64_t d = 0; d < operand.rank() && o < n->offset_dims.size(); ++d) {
+    if (Contains(n->collapsed, d) || Contains(n->operand_batching, d)) continue;
+    const bool whole = Contains(n->index_map, d) || (*sizes)[d] != operand.dim(d);
+    rule.operands[0][d] = rule.results[0][n->offset_dims[o++]] = rule.Add(operand.dim(d), !whole);
+  }
+  rule.local_sizes = {"slice_sizes"};
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.gather",
+                    .verify = VerifyGather,
+                    .eval = EvalGather,
+                    .work = GatherWork,
+                    .sharding_rule = GatherRule});
 
 // dynamic_gather: slice_sizes is an operand, checked against the result
 // type once its value is known.
@@ -478,8 +519,37 @@ Work ScatterWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.scatter", .verify = VerifyScatter, .eval = EvalScatter,
-                    .work = ScatterWork});
+// A window dimension that every update covers whole, and no index points
+// into, may be split alike in the inputs, the updates and the results; the
+// scattered dimensions stay whole (a device would miss updates aimed at
+// another's part).
+std::optional<ShardingRule> ScatterRule(const ir::Operation& op) {
+  const int n = op.num_results();
+  auto dn = ReadDimNumbers(op, "scatter_dimension_numbers", true);
+  if (!dn.ok() || n == 0 || op.num_operands() != 2 * n + 1) return std::nullopt;
+  const ir::Type& input = op.operand(0).type();
+  const ir::Type& update = op.operand(n + 1).type();
+  ShardingRule rule;
+  std::vector<int> in(input.rank(), -1), up(update.rank(), -1);
+  size_t w = 0;
+  for (int64_t d = 0; d < input.rank() && w < dn->offset_dims.size(); ++d) {
+    if (Contains(dn->collapsed, d) || Contains(dn->operand_batching, d)) continue;
+    const int64_t u = dn->offset_dims[w++];
+    if (Contains(dn->index_map, d) || update.dim(u) != input.dim(d)) continue;
+    in[d] = up[u] = rule.Add(input.dim(d));
+  }
+  rule.operands.assign(n, in);
+  rule.operands.push_back(std::vector<int>(op.operand(n).type().rank(), -1));
+  for (int i = 0; i < n; ++i) rule.operands.push_back(up);
+  rule.results.assign(n, in);
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.scatter",
+                    .verify = VerifyScatter,
+                    .eval = EvalScatter,
+                    .work = ScatterWork,
+                    .sharding_rule = ScatterRule});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -108,11 +108,12 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
     map[op.operand(i).impl()] = Reshard(op.operand(i), factors.Of(rule.operands[i]));
   }
   ir::Operation* copy = Clone(op, map);
-  const Sharding first = factors.Of(rule.results[0]);
   for (const std::string& key : rule.local_sizes) {
+    const ir::Shape& whole = op.operand(0).type().shape();
+    const ir::Shape& part = copy->operand(0).type().shape();
     std::vector<int64_t> sizes = copy->attr(key).AsInts();
-    for (size_t d = 0; d < sizes.size() && d < first.dims.size(); ++d) {
-      sizes[d] /= mesh_.Size(first.dims[d]);
+    for (size_t d = 0; d < sizes.size() && d < whole.size(); ++d) {
+      if (sizes[d] == whole[d]) sizes[d] = part[d];
     }
     copy->attrs().Set(key, ir::Attribute::DenseArray(ir::ElementType::kSI64, sizes));
   }

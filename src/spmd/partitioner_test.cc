@@ -266,6 +266,24 @@ TEST(Partitioner, BranchesReturnOneSharding) {
   EXPECT_EQ(p.Find("stablehlo.if")->result(0).type().shape(), (ir::Shape{4, 4}));
 }
 
+// An embedding lookup: the ids split by batch, the table by its model
+// dimension; each device gathers its rows of its columns, nothing moves.
+TEST(Partitioner, GathersSplitByIndexAndWindow) {
+  Partitioned p = PartitionText(Program(8, R"(
+  func.func @main(%table: tensor<1000x64xf32> {mhlo.sharding = "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"},
+                  %ids: tensor<32x1xi32> {mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"})
+      -> tensor<32x64xf32> {
+    %0 = "stablehlo.gather"(%table, %ids) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 64>} : (tensor<1000x64xf32>, tensor<32x1xi32>) -> tensor<32x64xf32>
+    return %0 : tensor<32x64xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_TRUE(p.stats.inserted.empty());
+  const ir::Operation* gather = p.Find("stablehlo.gather");
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(gather->result(0).type().shape(), (ir::Shape{16, 16}));
+  EXPECT_EQ(gather->attr("slice_sizes").AsInts(), (std::vector<int64_t>{1, 16}));
+}
+
 TEST(Partitioner, PartitionedProgramsPrintAndReadBack) {
   Partitioned p = PartitionText(Program(8, kMegatron));
   ASSERT_TRUE(p.module);

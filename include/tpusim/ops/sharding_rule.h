@@ -30,9 +30,9 @@ struct ShardingRule {
   // The elementwise op ("stablehlo.add") that combines partial results of a
   // reduction factor; empty if reduction factors must stay whole.
   std::string combiner;
-  // Attributes holding one size per dimension of the first result
-  // (dynamic_slice's slice_sizes, slice's limit_indices): the partitioner
-  // divides each entry as it divides the result's dimension.
+  // Attributes holding one size per dimension of the first operand
+  // (dynamic_slice's and gather's slice_sizes, slice's limit_indices): an
+  // entry that is the whole dimension becomes the device's part of it.
   std::vector<std::string> local_sizes;
 
   // Adds a factor of `size` and returns its index.
