@@ -61,7 +61,8 @@ StatusOr<timing::Timeline> RunWithValues(const ir::Module& compiled, const ir::F
   return timeline;
 }
 
-std::string DescribePartitioning(const spmd::PartitionStats& stats) {
+// The report's notes on what the SPMD partitioner did.
+std::vector<std::string> DescribePartitioning(const spmd::PartitionStats& stats) {
   std::string s = "SPMD partitioner: the global program split over " +
                   std::to_string(stats.devices) + " devices";
   std::string inserted;
@@ -73,7 +74,13 @@ std::string DescribePartitioning(const spmd::PartitionStats& stats) {
   if (stats.replicated_ops > 0) {
     s += "; " + std::to_string(stats.replicated_ops) + " ops computed on whole arrays";
   }
-  return s;
+  std::vector<std::string> notes = {s};
+  if (!stats.conflicts.empty()) {
+    notes.push_back("SPMD partitioner: " + std::to_string(stats.conflicts.size()) +
+                    " operands moved to the sharding their op needs, the first at " +
+                    stats.conflicts[0]);
+  }
+  return notes;
 }
 
 report::CompileInfo CompileInfoOf(const CompileResult& compiled, const Compiler& compiler,
@@ -164,7 +171,9 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(program, *f, options, chip, pod, out));
   }
   if (!speaks) return Status::Ok();
-  if (partitioned) timeline->AddNote(DescribePartitioning(*partitioned));
+  if (partitioned) {
+    for (std::string& note : DescribePartitioning(*partitioned)) timeline->AddNote(std::move(note));
+  }
   // One SPMD program: a timing-only run stands for every device alike.
   if (slice && timeline->devices().empty()) {
     timeline->set_devices(std::vector<timing::DeviceTotals>(grid.size(), timeline->Totals()));

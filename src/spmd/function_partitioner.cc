@@ -1,5 +1,7 @@
 #include "spmd/function_partitioner.h"
 
+#include <algorithm>
+
 #include "tpusim/ops/op_def.h"
 
 namespace tpusim::spmd {
@@ -105,7 +107,9 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
   const FactorAxes factors = ChooseFactorAxes(op, rule);
   ir::ValueMap map;
   for (int i = 0; i < op.num_operands(); ++i) {
-    map[op.operand(i).impl()] = Reshard(op.operand(i), factors.Of(rule.operands[i]));
+    const Sharding want = factors.Of(rule.operands[i]);
+    NoteConflict(op, i, want);
+    map[op.operand(i).impl()] = Reshard(op.operand(i), want);
   }
   ir::Operation* copy = Clone(op, map);
   for (const std::string& key : rule.local_sizes) {
@@ -136,6 +140,23 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
     l.combiner = rule.combiner;
   }
   return Status::Ok();
+}
+
+// An operand split in a way the op cannot use loses some of its axes (a
+// gather or an all-to-all): the shardings conflict, and the report says
+// where.
+void FunctionPartitioner::NoteConflict(const ir::Operation& op, int i, const Sharding& want) {
+  const Sharding& have = locals_.at(op.operand(i).impl()).sharding;
+  for (size_t d = 0; d < have.dims.size() && d < want.dims.size(); ++d) {
+    const Axes& h = have.dims[d];
+    const Axes& w = want.dims[d];
+    if (h.size() > w.size() || !std::equal(h.begin(), h.end(), w.begin())) {
+      stats_->conflicts.push_back(op.loc().ToString() + ": " + op.name_str() + " operand " +
+                                  std::to_string(i) + " moves from " + have.ToString() + " to " +
+                                  want.ToString());
+      return;
+    }
+  }
 }
 
 void FunctionPartitioner::Whole(const ir::Operation& op) {

@@ -49,6 +49,7 @@ class FunctionPartitioner {
   Status PartitionOp(const ir::Operation& op);
   Status Split(const ir::Operation& op, const ops::ShardingRule& rule);
   FactorAxes ChooseFactorAxes(const ir::Operation& op, const ops::ShardingRule& rule) const;
+  void NoteConflict(const ir::Operation& op, int operand, const Sharding& want);
   void Whole(const ir::Operation& op);
   ir::Operation* Clone(const ir::Operation& op, ir::ValueMap& map);
   Status Return(const ir::Function& f, const ir::Operation& op, ir::Function& out);

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
@@ -31,6 +32,9 @@ struct PartitionStats {
   // Collectives and slices inserted, by op name ("stablehlo.all_gather").
   std::map<std::string, int> inserted;
   int replicated_ops = 0;  // ops computed on whole arrays (no rule applied)
+  // Operands split in a way their op cannot use, which had to move (lose
+  // axes): "file:line:col: op operand i moves from [...] to [...]".
+  std::vector<std::string> conflicts;
 };
 
 // Whether `module` is a global program to partition: it runs on several
