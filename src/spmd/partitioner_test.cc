@@ -117,7 +117,7 @@ TEST(Partitioner, FsdpGathersWeightsAndReduceScattersGradients) {
   EXPECT_EQ(p.Find("stablehlo.reduce_scatter")->result(0).type().shape(), (ir::Shape{4, 8}));
   // The gathered weight is the one conflict, and the report says where.
   ASSERT_EQ(p.stats.conflicts.size(), 1u);
-  EXPECT_NE(p.stats.conflicts[0].find("test.mlir:7:5: stablehlo.dot_general operand 1 moves from"),
+  EXPECT_NE(p.stats.conflicts[0].find("test.mlir:8:5: stablehlo.dot_general operand 1 moves from"),
             std::string::npos)
       << p.stats.conflicts[0];
 }
