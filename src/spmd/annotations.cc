@@ -11,15 +11,21 @@ bool IsSdyConstraint(const ir::Operation& op) {
   return op.name_str() == "sdy.sharding_constraint" || op.name_str() == "sdy.reshard";
 }
 
+int64_t Rank(const ir::Type& t) { return t.is_tensor() ? t.rank() : 0; }
+
+}  // namespace
+
 bool IsCustomCall(const ir::Operation& op, std::string_view target) {
   ir::Attribute t = op.attr("call_target_name");
   return op.name_str() == "stablehlo.custom_call" && t.kind() == ir::Attribute::Kind::kString &&
          t.str() == target;
 }
 
-int64_t Rank(const ir::Type& t) { return t.is_tensor() ? t.rank() : 0; }
-
-}  // namespace
+bool HasManualSharding(const ir::Module& module, const ir::Operation& op) {
+  if (!op.attrs().Has("mhlo.sharding")) return false;
+  auto s = ir::OpSharding(module, op);
+  return s.ok() && *s && (*s)->kind == ir::HloSharding::Kind::kManual;
+}
 
 bool IsShardingConstraint(const ir::Operation& op) {
   return IsSdyConstraint(op) || IsCustomCall(op, "Sharding");
@@ -45,6 +51,11 @@ StatusOr<Sharding> Annotations::OnMesh(const ir::HloSharding& s, const ir::Type&
   return out;
 }
 
+StatusOr<Sharding> Annotations::Sdy(const ir::Attribute& sharding, const ir::Type& type) const {
+  TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding hlo, ir::SdyShardingToHlo(module_, sharding, Rank(type)));
+  return OnMesh(hlo, type);
+}
+
 StatusOr<Sharding> Annotations::OrReplicated(const StatusOr<std::optional<ir::HloSharding>>& s,
                                              const ir::Type& type) const {
   TPUSIM_RETURN_IF_ERROR(s.status());
@@ -66,9 +77,7 @@ StatusOr<Sharding> Annotations::Constraint(const ir::Operation& op) const {
   }
   const ir::Type& t = op.result(0).type();
   if (!IsSdyConstraint(op)) return OrReplicated(ir::OpSharding(module_, op), t);
-  TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding hlo,
-                          ir::SdyShardingToHlo(module_, op.attr("sharding"), Rank(t)));
-  return OnMesh(hlo, t);
+  return Sdy(op.attr("sharding"), t);
 }
 
 StatusOr<std::vector<std::optional<Sharding>>> Annotations::OpResults(

@@ -5,6 +5,9 @@
 #define TPUSIM_SPMD_ANNOTATIONS_H_
 
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "spmd/mesh.h"
 #include "tpusim/ir/ir.h"
@@ -20,6 +23,12 @@ bool IsShardingConstraint(const ir::Operation& op);
 bool WorksPerDevice(const ir::Operation& op);
 
 bool HasSharding(const ir::AttributeMap& attrs);
+
+// Whether `op` names the {manual} sharding (a GSPMD manual region's).
+bool HasManualSharding(const ir::Module& module, const ir::Operation& op);
+
+// `custom_call @target`.
+bool IsCustomCall(const ir::Operation& op, std::string_view target);
 
 // Reads shardings of `module`'s values onto `mesh`, checking that each
 // sharded dimension divides evenly.
@@ -37,6 +46,8 @@ class Annotations {
   StatusOr<std::vector<std::optional<Sharding>>> OpResults(const ir::Operation& op) const;
 
   StatusOr<Sharding> OnMesh(const ir::HloSharding& s, const ir::Type& type) const;
+  // A `#sdy.sharding` attribute for a value of `type`.
+  StatusOr<Sharding> Sdy(const ir::Attribute& sharding, const ir::Type& type) const;
 
  private:
   StatusOr<Sharding> OrReplicated(const StatusOr<std::optional<ir::HloSharding>>& s,

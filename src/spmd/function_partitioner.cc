@@ -7,7 +7,7 @@
 namespace tpusim::spmd {
 
 StatusOr<std::unique_ptr<ir::Function>> FunctionPartitioner::Run(const ir::Function& f) {
-  TPUSIM_ASSIGN_OR_RETURN(wishes_, PropagateBackward(f, annotations_, mesh_));
+  TPUSIM_ASSIGN_OR_RETURN(wishes_, PropagateBackward(module_, f, annotations_, mesh_));
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Function> out, Signature(f));
   emit_ = std::make_unique<Emitter>(mesh_, &out->entry(), stats_);
   resharded_.emplace_back();
@@ -58,6 +58,14 @@ StatusOr<std::unique_ptr<ir::Function>> FunctionPartitioner::Signature(const ir:
 }
 
 Status FunctionPartitioner::PartitionOp(const ir::Operation& op) {
+  if (op.name_str() == "sdy.manual_computation") return PartitionManualComputation(op);
+  if (IsManual(op) || IsCustomCall(op, "SPMDFullToShardShape")) return PartitionGspmdManual(op);
+  if (WorksPerDevice(op) && op.name_str() != "stablehlo.partition_id" &&
+      op.name_str() != "stablehlo.replica_id") {
+    return InvalidArgument(op.name_str() +
+                           " outside the manual regions of a global program: only per-device "
+                           "programs may exchange data themselves");
+  }
   if (IsShardingConstraint(op)) {
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, annotations_.Constraint(op));
     locals_[op.result(0).impl()] = {Reshard(op.operand(0), s), s, {}, {}};

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "spmd/annotations.h"
@@ -36,7 +37,7 @@ inline Sharding ReplicatedFor(ir::Value v) {
 class FunctionPartitioner {
  public:
   FunctionPartitioner(const ir::Module& module, const Mesh& mesh, PartitionStats* stats)
-      : annotations_(module, mesh), mesh_(mesh), stats_(stats) {}
+      : module_(module), annotations_(module, mesh), mesh_(mesh), stats_(stats) {}
 
   // `f` as every device runs it. Errors carry the location of the op.
   StatusOr<std::unique_ptr<ir::Function>> Run(const ir::Function& f);
@@ -64,6 +65,11 @@ class FunctionPartitioner {
                          const std::vector<Sharding>& args,
                          std::vector<std::optional<Sharding>>& results);
 
+  // manual.cc: shard_map regions, kept as written.
+  bool IsManual(const ir::Operation& op) const;
+  Status PartitionManualComputation(const ir::Operation& op);
+  Status PartitionGspmdManual(const ir::Operation& op);
+
   // reshard.cc: moving values between shardings.
   // `v` held as `target` says: the partial results combined, then axes
   // moved, gathered and sliced, each at most once per (value, sharding)
@@ -78,12 +84,15 @@ class FunctionPartitioner {
   void Enter(ir::Block* block);
   void Leave();
 
+  const ir::Module& module_;
   Annotations annotations_;
   const Mesh& mesh_;
   PartitionStats* stats_;
   Preferences wishes_;
   std::unique_ptr<Emitter> emit_;
   std::unordered_map<const ir::ValueImpl*, Local> locals_;
+  // Values of GSPMD manual regions: per device already.
+  std::unordered_set<const ir::ValueImpl*> manual_;
   // Per block being emitted into, innermost last: the values resharded there.
   std::vector<std::map<std::pair<const ir::ValueImpl*, Sharding>, ir::Value>> resharded_;
 };

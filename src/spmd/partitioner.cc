@@ -20,22 +20,46 @@ int64_t IntAttr(const ir::Attribute& a, int64_t otherwise) {
 
 }  // namespace
 
+namespace {
+
+// Whether `region` holds ops that only a per-device program has, outside
+// manual regions; sets `manual` if it has manual regions.
+bool WorksPerDeviceOutsideManual(const ir::Region& region, bool& manual) {
+  for (int b = 0; b < region.num_blocks(); ++b) {
+    for (const auto& op : region.block(b).ops()) {
+      if (op->name_str() == "sdy.manual_computation" || IsCustomCall(*op, "SPMDFullToShardShape")) {
+        manual = true;
+        continue;
+      }
+      if (WorksPerDevice(*op) && !IsCustomCall(*op, "SPMDShardToFullShape")) return true;
+      for (int r = 0; r < op->num_regions(); ++r) {
+        if (WorksPerDeviceOutsideManual(op->region(r), manual)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool IsGlobalProgram(const ir::Module& module) {
   if (module.attrs().Has(kPartitioned) ||
       IntAttr(module.attrs().Get("mhlo.num_partitions"), 1) <= 1 ||
       IntAttr(module.attrs().Get("mhlo.num_replicas"), 1) != 1) {
     return false;
   }
-  bool sharded = false, per_device = false;
+  bool sharded = false, manual = false, per_device = false;
   for (const auto& f : module.functions()) {
     for (const auto& attrs : f->arg_attrs()) sharded |= HasSharding(attrs);
     for (const auto& attrs : f->result_attrs()) sharded |= HasSharding(attrs);
     ir::Walk(f->body(), [&](ir::Operation& op) {
-      per_device |= WorksPerDevice(op);
       sharded |= IsShardingConstraint(op) || HasSharding(op.attrs());
     });
+    per_device |= WorksPerDeviceOutsideManual(f->body(), manual);
   }
-  return sharded && !per_device;
+  // Under GSPMD a manual region is no region: its collectives are found
+  // per device by the partitioner, which refuses any outside it.
+  return sharded && (manual || !per_device);
 }
 
 StatusOr<std::unique_ptr<ir::Module>> Partition(const ir::Module& module, const std::string& entry,

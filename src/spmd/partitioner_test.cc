@@ -289,6 +289,49 @@ TEST(Partitioner, GathersSplitByIndexAndWindow) {
   EXPECT_EQ(gather->attr("slice_sizes").AsInts(), (std::vector<int64_t>{1, 16}));
 }
 
+// shard_map regions are kept as written: their collectives are copied, the
+// ops around them partitioned.
+TEST(Partitioner, ManualComputationsAreKeptAsWritten) {
+  Partitioned p = PartitionText(Program(4, R"(
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+    %y = sdy.manual_computation(%x) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%a: tensor<2xf32>) {
+      %s = "stablehlo.all_reduce"(%a) <{replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}> ({
+      ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+        %t = stablehlo.add %p, %q : tensor<f32>
+        stablehlo.return %t : tensor<f32>
+      }) : (tensor<2xf32>) -> tensor<2xf32>
+      sdy.return %s : tensor<2xf32>
+    } : (tensor<8xf32>) -> tensor<8xf32>
+    %z = stablehlo.negate %y : tensor<8xf32>
+    return %z : tensor<8xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_TRUE(p.stats.inserted.empty());
+  ASSERT_NE(p.Find("stablehlo.all_reduce"), nullptr);
+  EXPECT_EQ(p.Find("stablehlo.negate")->result(0).type().shape(), (ir::Shape{2}));
+  EXPECT_EQ(p.Find("sdy.manual_computation"), nullptr);
+}
+
+TEST(Partitioner, CollectivesOutsideManualRegionsAreErrors) {
+  Status s = Error(Program(2, R"(
+  func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> tensor<2xf32> {
+    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<4xf32>
+    %2 = "stablehlo.all_reduce"(%x) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+    ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+      %t = stablehlo.add %p, %q : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+    }) : (tensor<8xf32>) -> tensor<8xf32>
+    %3 = stablehlo.slice %2 [0:2] : (tensor<8xf32>) -> tensor<2xf32>
+    return %3 : tensor<2xf32>
+  })"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("test.mlir:6:5: stablehlo.all_reduce outside the manual regions"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(Partitioner, PartitionedProgramsPrintAndReadBack) {
   Partitioned p = PartitionText(Program(8, kMegatron));
   ASSERT_TRUE(p.module);

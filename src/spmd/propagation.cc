@@ -29,8 +29,8 @@ void Through(const ir::Operation& op, const Mesh& mesh, Preferences& wishes) {
 
 }  // namespace
 
-StatusOr<Preferences> PropagateBackward(const ir::Function& f, const Annotations& annotations,
-                                        const Mesh& mesh) {
+StatusOr<Preferences> PropagateBackward(const ir::Module& module, const ir::Function& f,
+                                        const Annotations& annotations, const Mesh& mesh) {
   Preferences wishes;
   const ir::Operation* ret = f.entry().terminator();
   for (int i = 0; ret != nullptr && i < ret->num_operands(); ++i) {
@@ -44,7 +44,10 @@ StatusOr<Preferences> PropagateBackward(const ir::Function& f, const Annotations
   const auto& ops = f.entry().ops();
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const ir::Operation& op = **it;
-    if (&op == ret) continue;
+    if (&op == ret || HasManualSharding(module, op) || op.name_str() == "sdy.manual_computation" ||
+        IsCustomCall(op, "SPMDShardToFullShape")) {
+      continue;
+    }
     if (IsShardingConstraint(op)) {
       auto s = annotations.Constraint(op);
       if (!s.ok()) return s.status().WithLocation(op.loc().ToString());

@@ -20,8 +20,9 @@ using Preferences = std::unordered_map<const ir::ValueImpl*, Sharding>;
 // result shardings, constraints and ops' own shardings, carried back
 // through each op's sharding rule. The last use in program order speaks
 // first; values nobody wishes split are absent.
-StatusOr<Preferences> PropagateBackward(const ir::Function& f, const Annotations& annotations,
-                                        const Mesh& mesh);
+// Manual regions (their {manual} shardings and markers) are skipped.
+StatusOr<Preferences> PropagateBackward(const ir::Module& module, const ir::Function& f,
+                                        const Annotations& annotations, const Mesh& mesh);
 
 }  // namespace tpusim::spmd
 
