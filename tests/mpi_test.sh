@@ -146,6 +146,19 @@ code=$?
   fail "failing device: $(cat fail.err)"
 [[ ! -e fail_out ]] || fail "failing device: wrote results"
 
+# A global program is partitioned alike by every process: FSDP over 2
+# processes gives one process's bits.
+fsdp=$examples/sharding/fsdp.mlir
+"$tpusim" run "$fsdp" --slice v5e-8 --random-inputs --seed 5 --output-dir fsdp1 >/dev/null 2>&1 ||
+  fail "fsdp on one process"
+mpi 2 "$tpusim" run "$fsdp" --slice v5e-8 --random-inputs --seed 5 --output-dir fsdp2 \
+  >fsdp2.txt 2>&1 || fail "fsdp over 2 processes: $(tail -n 1 fsdp2.txt)"
+grep -q 'SPMD partitioner: the global program split over 8 devices' fsdp2.txt ||
+  fail "fsdp over 2 processes: not partitioned"
+for i in 0 1 2; do
+  cmp -s "fsdp1/result$i.npy" "fsdp2/result$i.npy" || fail "fsdp over 2 processes: result$i differs"
+done
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures failure(s)"
   exit 1
