@@ -60,6 +60,8 @@ cmp -s context_parallel_attention.whole/result0.npy context_parallel_attention.s
 
 # The dumped per-device program is an ordinary one: as XLA HLO it runs alike.
 "$tpusim" convert fsdp.dump/00-input.mlir --to hlo >fsdp.hlo 2>err.txt || fail "convert: $(cat err.txt)"
+head -n 1 fsdp.hlo | grep -q '^HloModule jit_step, is_scheduled=true,' ||
+  fail "the partitioned program's HLO is not marked per device: $(head -c 100 fsdp.hlo)"
 "$tpusim" run fsdp.hlo --slice v5e-8 --random-inputs --seed 5 --output-dir fsdp.hlo_out >/dev/null 2>&1 ||
   fail "the partitioned program as HLO does not run"
 for i in 0 1 2; do

@@ -356,6 +356,11 @@ StatusOr<std::string> HloLowering::FunctionFor(const HloInstruction& at,
 Status HloLowering::LowerModule() {
   module_->set_name(std::string(ast_.name));
   for (const HloAttr& a : ast_.attrs) {
+    // XLA schedules a module after partitioning it: it is per device.
+    if (a.key == "is_scheduled" && a.value == "true") {
+      module_->attrs().Set(std::string(ir::kSpmdPartitioned), ir::Attribute::Unit());
+      continue;
+    }
     std::string_view key = a.key == "replica_count"    ? "mhlo.num_replicas"
                            : a.key == "num_partitions" ? "mhlo.num_partitions"
                                                        : "";

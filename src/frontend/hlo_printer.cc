@@ -149,7 +149,11 @@ class Printer {
     }
     const std::vector<ir::Type>& results = entry.type().results;
     layout += ")->" + ShapeString(results.size() == 1 ? results[0] : ir::Type::Tuple(results));
-    std::string s = "HloModule " + name + ", entry_computation_layout={" + layout + "}";
+    std::string s = "HloModule " + name;
+    // A partitioned program runs its ops in program order, as a scheduled
+    // XLA module does; reading the mark back keeps it per device.
+    if (module_.attrs().Has(ir::kSpmdPartitioned)) s += ", is_scheduled=true";
+    s += ", entry_computation_layout={" + layout + "}";
     for (const auto& [key, hlo_key] : {std::pair{"mhlo.num_replicas", "replica_count"},
                                        std::pair{"mhlo.num_partitions", "num_partitions"}}) {
       ir::Attribute a = module_.attrs().Get(key);

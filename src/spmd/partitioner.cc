@@ -6,13 +6,11 @@
 #include "spmd/function_partitioner.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/ir/rewrite.h"
+#include "tpusim/ir/sharding.h"
 #include "tpusim/verify/verifier.h"
 
 namespace tpusim::spmd {
 namespace {
-
-// Set on a partitioned module, so that it is never partitioned again.
-constexpr std::string_view kPartitioned = "tpusim.spmd_partitioned";
 
 int64_t IntAttr(const ir::Attribute& a, int64_t otherwise) {
   return a.kind() == ir::Attribute::Kind::kInt ? a.int_value() : otherwise;
@@ -43,7 +41,7 @@ bool WorksPerDeviceOutsideManual(const ir::Region& region, bool& manual) {
 }  // namespace
 
 bool IsGlobalProgram(const ir::Module& module) {
-  if (module.attrs().Has(kPartitioned) ||
+  if (module.attrs().Has(ir::kSpmdPartitioned) ||
       IntAttr(module.attrs().Get("mhlo.num_partitions"), 1) <= 1 ||
       IntAttr(module.attrs().Get("mhlo.num_replicas"), 1) != 1) {
     return false;
@@ -77,7 +75,7 @@ StatusOr<std::unique_ptr<ir::Module>> Partition(const ir::Module& module, const 
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Function> partitioned, partitioner.Run(*f));
   out->RemoveFunction(entry);
   out->AddFunction(std::move(partitioned))->Renumber();
-  out->attrs().Set(std::string(kPartitioned), ir::Attribute::Unit());
+  out->attrs().Set(std::string(ir::kSpmdPartitioned), ir::Attribute::Unit());
   Status valid = verify::VerifyModule(*out);
   if (!valid.ok()) return Internal("the partitioned program is invalid: " + valid.ToString());
   return out;

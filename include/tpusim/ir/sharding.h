@@ -17,6 +17,11 @@
 
 namespace tpusim::ir {
 
+// A unit module attribute: the program is per device already (the SPMD
+// partitioner's output, or XLA's scheduled HLO), whatever its shardings
+// say, and is never partitioned again.
+inline constexpr std::string_view kSpmdPartitioned = "tpusim.spmd_partitioned";
+
 // XLA's HloSharding. A tiled sharding splits dimension d into tile_dims[d]
 // tiles; tile t (row-major over tile_dims) lives on devices[t]. With
 // last_tile_dim_replicate, the last tile dimension is not a tensor dimension
