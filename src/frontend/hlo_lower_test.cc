@@ -9,6 +9,7 @@
 #include "testing/test_util.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/hw/chip.h"
+#include "tpusim/ir/sharding.h"
 #include "tpusim/timing/timing.h"
 
 namespace tpusim::frontend {
@@ -274,6 +275,22 @@ ENTRY e {
         "stablehlo.custom_call"}) {
     EXPECT_NE(FindOp(*m, name), nullptr) << name;
   }
+}
+
+// XLA's optimized HLO is scheduled, and partitioned already.
+TEST(HloLowerTest, ScheduledModulesAreMarkedPerDevice) {
+  auto scheduled = MustParse(R"(HloModule m, is_scheduled=true, num_partitions=2
+ENTRY e {
+  ROOT x = f32[4] parameter(0), sharding={devices=[2]0,1}
+})");
+  ASSERT_NE(scheduled, nullptr);
+  EXPECT_TRUE(scheduled->attrs().Has(ir::kSpmdPartitioned));
+  auto global = MustParse(R"(HloModule m, num_partitions=2
+ENTRY e {
+  ROOT x = f32[4] parameter(0), sharding={devices=[2]0,1}
+})");
+  ASSERT_NE(global, nullptr);
+  EXPECT_FALSE(global->attrs().Has(ir::kSpmdPartitioned));
 }
 
 TEST(HloLowerTest, SendRecvPairsComeFromTheFrontendAttribute) {
