@@ -336,6 +336,78 @@ static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
   return ir::Attribute::Struct("sdy.sharding", std::move(fields));
 }
 
+// `([i, j], [j, k])->([i, k]) {i=8, j=16, k=32} reduction={j}, custom>`
+// after the '<': fields operands and results (per value, per dimension the
+// factors as written, "ij" for a compound dimension), factor_sizes, the
+// special factor lists present and custom.
+static StatusOr<ir::Attribute> ParseSdyOpShardingRule(Parser& p) {
+  auto parse_values = [&p]() -> StatusOr<ir::Attribute> {
+    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLParen, "'('"));
+    std::vector<ir::Attribute> values;
+    while (!p.Consume(TokenKind::kRParen)) {
+      TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'['"));
+      std::vector<ir::Attribute> dims;
+      while (!p.Consume(TokenKind::kRSquare)) {
+        if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
+        dims.push_back(ir::Attribute::String(std::string(p.tok().text)));
+        p.Advance();
+        if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRSquare)) {
+          return p.Error("expected ',' or ']'");
+        }
+      }
+      values.push_back(ir::Attribute::Array(std::move(dims)));
+      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRParen)) {
+        return p.Error("expected ',' or ')'");
+      }
+    }
+    return ir::Attribute::Array(std::move(values));
+  };
+  auto parse_names = [&p]() -> StatusOr<ir::Attribute> {
+    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
+    std::vector<ir::Attribute> names;
+    while (!p.Consume(TokenKind::kRBrace)) {
+      if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
+      names.push_back(ir::Attribute::String(std::string(p.tok().text)));
+      p.Advance();
+      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRBrace)) {
+        return p.Error("expected ',' or '}'");
+      }
+    }
+    return ir::Attribute::Array(std::move(names));
+  };
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute operands, parse_values());
+  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kArrow, "'->'"));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute results, parse_values());
+  std::vector<ir::NamedAttribute> sizes;
+  if (p.Consume(TokenKind::kLBrace)) {
+    while (!p.Consume(TokenKind::kRBrace)) {
+      if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
+      std::string name(p.tok().text);
+      p.Advance();
+      TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
+      TPUSIM_ASSIGN_OR_RETURN(int64_t size, p.ParseInt64());
+      sizes.emplace_back(std::move(name), ir::Attribute::Int(size));
+      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRBrace)) {
+        return p.Error("expected ',' or '}'");
+      }
+    }
+  }
+  std::vector<ir::NamedAttribute> fields = {
+      {"operands", operands}, {"results", results}, {"factor_sizes", ir::Attribute::Dict(sizes)}};
+  for (const char* key : {"reduction", "need_replication", "blocked_propagation", "permutation"}) {
+    if (!p.ConsumeKeyword(key)) continue;
+    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
+    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute names, parse_names());
+    fields.emplace_back(key, std::move(names));
+  }
+  if (p.Consume(TokenKind::kComma)) {
+    TPUSIM_RETURN_IF_ERROR(p.ExpectKeyword("custom"));
+    fields.emplace_back("custom", ir::Attribute::Unit());
+  }
+  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>'"));
+  return ir::Attribute::Struct("sdy.op_sharding_rule", std::move(fields));
+}
+
 StatusOr<ir::Attribute> Parser::ParseSdyAxisSet() {
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'"));
   std::vector<ir::Attribute> axes;
@@ -412,6 +484,7 @@ StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
                              "expected a mesh name (@mesh); inline meshes are not supported");
     return ParseSdySharding(*this);
   }
+  if (name == "sdy.op_sharding_rule") return ParseSdyOpShardingRule(*this);
   if (name == "sdy.sharding_per_value") {
     TPUSIM_ASSIGN_OR_RETURN(ir::Attribute list, ParseSdyShardingList());
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));

@@ -291,5 +291,42 @@ TEST(ModuleTest, ShardyAttributesInAnyOtherFormAreErrors) {
   }
 }
 
+// Shardy's op sharding rules, as JAX puts them on custom calls, are kept
+// as structure and print back as written.
+TEST(ModuleTest, OpShardingRulesRoundTrip) {
+  const std::string rule =
+      "#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=4} reduction={j} "
+      "need_replication={k}, custom>";
+  auto m = MustParse(
+      "func.func @f(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> () {\n"
+      "  %0 = stablehlo.custom_call @k(%a, %b) {sdy.sharding_rule = " +
+      rule +
+      "} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>\n"
+      "  func.return\n}\n");
+  ASSERT_TRUE(m);
+  ir::Attribute parsed = FirstOp(*m)->attr("sdy.sharding_rule");
+  EXPECT_EQ(parsed.name(), "sdy.op_sharding_rule");
+  EXPECT_EQ(parsed.Get("factor_sizes").Get("j").int_value(), 16);
+  EXPECT_EQ(parsed.Get("reduction").array().size(), 1u);
+  EXPECT_EQ(parsed.ToString(), rule);
+  auto with = [](const std::string& attr) {
+    return ParseStableHlo(
+        "func.func @f() {\n  %0 = \"stablehlo.constant\"() {value = dense<1.0> : "
+        "tensor<f32>, r = " +
+            attr + "} : () -> tensor<f32>\n  func.return\n}\n",
+        "test.mlir");
+  };
+  EXPECT_TRUE(with("#sdy.op_sharding_rule<([i])->([i]) {i=4}>").ok());
+  for (const char* bad :
+       {"#sdy.op_sharding_rule<([i])>", "#sdy.op_sharding_rule<([i])->([i]) {i=}>",
+        "#sdy.op_sharding_rule<([1])->([i])>",
+        "#sdy.op_sharding_rule<([i])->([i]) {i=4}, other>"}) {
+    auto e = with(bad);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().ToString().find("test.mlir:2:"), std::string::npos)
+        << e.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::frontend

@@ -92,8 +92,42 @@ std::string SdyShardingBody(const Attribute& a) {
   return s + ">";
 }
 
+// `([i, j])->([i]) {i=8, j=4} reduction={j}, custom`.
+std::string SdyRuleBody(const Attribute& a) {
+  auto values = [](const Attribute& list) {
+    std::string s = "(";
+    for (size_t v = 0; v < list.array().size(); ++v) {
+      s += v ? ", [" : "[";
+      const std::vector<Attribute>& dims = list.array()[v].array();
+      for (size_t d = 0; d < dims.size(); ++d) s += (d ? ", " : "") + dims[d].str();
+      s += "]";
+    }
+    return s + ")";
+  };
+  auto names = [](const Attribute& list) {
+    std::string s = "{";
+    for (size_t i = 0; i < list.array().size(); ++i) s += (i ? ", " : "") + list.array()[i].str();
+    return s + "}";
+  };
+  std::string s = values(a.Get("operands")) + "->" + values(a.Get("results"));
+  const std::vector<NamedAttribute>& sizes = a.Get("factor_sizes").fields();
+  if (!sizes.empty()) {
+    s += " {";
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      s += (i ? ", " : "") + sizes[i].first + "=" + std::to_string(sizes[i].second.int_value());
+    }
+    s += "}";
+  }
+  for (const char* key : {"reduction", "need_replication", "blocked_propagation", "permutation"}) {
+    if (Attribute list = a.Get(key)) s += std::string(" ") + key + "=" + names(list);
+  }
+  if (a.Get("custom")) s += ", custom";
+  return s;
+}
+
 // Shardy's attributes in Shardy's own syntax, as JAX prints them.
 std::string SdyToString(const Attribute& a) {
+  if (a.name() == "sdy.op_sharding_rule") return "#sdy.op_sharding_rule<" + SdyRuleBody(a) + ">";
   if (a.name() == "sdy.sharding") return "#sdy.sharding" + SdyShardingBody(a);
   if (a.name() == "sdy.manual_axes") return "#sdy<manual_axes" + SdyAxes(a.Get("axes")) + ">";
   std::string s = "#sdy.sharding_per_value<[";
@@ -289,7 +323,7 @@ std::string Attribute::ToString() const {
     }
     case Kind::kStruct: {
       if (name() == "sdy.sharding" || name() == "sdy.sharding_per_value" ||
-          name() == "sdy.manual_axes") {
+          name() == "sdy.manual_axes" || name() == "sdy.op_sharding_rule") {
         return SdyToString(*this);
       }
       std::string s = "#" + name() + "<";

@@ -324,7 +324,8 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
                     .verify = VerifyCustomCall,
                     .eval = EvalCustomCall,
                     .work = CustomCallWork,
-                    .side_effects = true});
+                    .side_effects = true,
+                    .sharding_rule = DeclaredShardingRule});
 
 // --- The interpreter dialect's debugging ops.
 

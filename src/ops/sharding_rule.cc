@@ -1,6 +1,8 @@
 #include "tpusim/ops/sharding_rule.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 namespace tpusim::ops {
 
@@ -33,6 +35,60 @@ ShardingRule PositionalShardingRule(const ir::Operation& op, const std::vector<i
         lines_up ? dims : std::vector<int>(r.type().is_tensor() ? r.type().rank() : 0, -1));
   }
   return rule;
+}
+
+namespace {
+
+// Factor indices by name, with the rule's factors added.
+std::map<std::string, int> AddFactors(const ir::Attribute& rule, ShardingRule& out) {
+  std::map<std::string, int> index;
+  for (const auto& [name, size] : rule.Get("factor_sizes").fields()) {
+    bool shardable = true;
+    for (const char* key : {"reduction", "need_replication", "permutation"}) {
+      if (ir::Attribute list = rule.Get(key)) {
+        for (const ir::Attribute& f : list.array()) shardable &= f.str() != name;
+      }
+    }
+    index[name] = out.Add(size.int_value(), shardable);
+  }
+  return index;
+}
+
+// Per value of `types`, per dimension, its factor from `specs`; false if
+// they do not fit.
+bool MapDims(const ir::Attribute& specs, const std::vector<ir::Type>& types,
+             const std::map<std::string, int>& index, ShardingRule& rule,
+             std::vector<std::vector<int>>& out) {
+  if (specs.kind() != ir::Attribute::Kind::kArray || specs.array().size() != types.size())
+    return false;
+  for (size_t v = 0; v < types.size(); ++v) {
+    const std::vector<ir::Attribute>& dims = specs.array()[v].array();
+    const int64_t rank = types[v].is_tensor() ? types[v].rank() : 0;
+    if (static_cast<int64_t>(dims.size()) != rank) return false;
+    std::vector<int>& mapped = out.emplace_back();
+    for (int64_t d = 0; d < rank; ++d) {
+      auto it = index.find(dims[d].str());
+      const bool fits = it != index.end() && rule.factors[it->second].size == types[v].dim(d);
+      mapped.push_back(fits ? it->second : -1);  // compound dimensions stay whole
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<ShardingRule> DeclaredShardingRule(const ir::Operation& op) {
+  const ir::Attribute rule = op.attr("sdy.sharding_rule");
+  if (rule.kind() != ir::Attribute::Kind::kStruct || rule.name() != "sdy.op_sharding_rule") {
+    return std::nullopt;
+  }
+  ShardingRule out;
+  const std::map<std::string, int> index = AddFactors(rule, out);
+  if (!MapDims(rule.Get("operands"), TypesOf(op.operands()), index, out, out.operands) ||
+      !MapDims(rule.Get("results"), TypesOf(op.results()), index, out, out.results)) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 }  // namespace tpusim::ops

@@ -168,6 +168,21 @@ TEST(Partitioner, ShardingsFlowThroughLayoutOps) {
   EXPECT_EQ(p.module->Lookup("main")->type().results[0].shape(), (ir::Shape{6, 2}));
 }
 
+// A custom call splits by the rule it declares (a matmul-like kernel: its
+// contraction, a reduction factor, stays whole).
+TEST(Partitioner, CustomCallsSplitByTheirDeclaredRule) {
+  Partitioned p = PartitionText(Program(2, R"(
+  func.func @main(%a: tensor<8x16xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"},
+                  %b: tensor<16x4xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) -> tensor<8x4xf32> {
+    %0 = stablehlo.custom_call @my_matmul(%a, %b) {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=4} reduction={j}, custom>} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    return %0 : tensor<8x4xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.stats.replicated_ops, 0);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 1);  // %b along j
+  EXPECT_EQ(p.Find("stablehlo.custom_call")->result(0).type().shape(), (ir::Shape{4, 4}));
+}
+
 // An op without a rule runs on whole arrays; its sharded operand is gathered.
 TEST(Partitioner, OpsWithoutRulesRunWhole) {
   Partitioned p = PartitionText(Program(2, R"(

@@ -56,6 +56,13 @@ ShardingRule ElementwiseShardingRule(const ir::Operation& op);
 // `whole`, which the op changes or reads across, are never sharded.
 ShardingRule PositionalShardingRule(const ir::Operation& op, const std::vector<int64_t>& whole);
 
+// The rule an op declares in its `sdy.sharding_rule` attribute (a
+// `#sdy.op_sharding_rule`, as JAX puts on custom calls); nullopt without
+// one, or when it does not fit the op's types. Compound dimensions and
+// reduction, need_replication and permutation factors stay whole: how a
+// custom kernel's partial results combine is not written down.
+std::optional<ShardingRule> DeclaredShardingRule(const ir::Operation& op);
+
 }  // namespace tpusim::ops
 
 #endif  // TPUSIM_OPS_SHARDING_RULE_H_
