@@ -340,40 +340,33 @@ static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
 // after the '<': fields operands and results (per value, per dimension the
 // factors as written, "ij" for a compound dimension), factor_sizes, the
 // special factor lists present and custom.
+// Factor names up to `close` (the opening bracket read): `i, j]`.
+static StatusOr<ir::Attribute> ParseFactorNames(Parser& p, TokenKind close,
+                                                std::string_view expected) {
+  std::vector<ir::Attribute> names;
+  while (!p.Consume(close)) {
+    if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
+    names.push_back(ir::Attribute::String(std::string(p.tok().text)));
+    p.Advance();
+    if (!p.Consume(TokenKind::kComma) && !p.tok().is(close)) return p.Error(expected);
+  }
+  return ir::Attribute::Array(std::move(names));
+}
+
 static StatusOr<ir::Attribute> ParseSdyOpShardingRule(Parser& p) {
   auto parse_values = [&p]() -> StatusOr<ir::Attribute> {
     TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLParen, "'('"));
     std::vector<ir::Attribute> values;
     while (!p.Consume(TokenKind::kRParen)) {
       TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'['"));
-      std::vector<ir::Attribute> dims;
-      while (!p.Consume(TokenKind::kRSquare)) {
-        if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
-        dims.push_back(ir::Attribute::String(std::string(p.tok().text)));
-        p.Advance();
-        if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRSquare)) {
-          return p.Error("expected ',' or ']'");
-        }
-      }
-      values.push_back(ir::Attribute::Array(std::move(dims)));
+      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dims,
+                              ParseFactorNames(p, TokenKind::kRSquare, "expected ',' or ']'"));
+      values.push_back(std::move(dims));
       if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRParen)) {
         return p.Error("expected ',' or ')'");
       }
     }
     return ir::Attribute::Array(std::move(values));
-  };
-  auto parse_names = [&p]() -> StatusOr<ir::Attribute> {
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
-    std::vector<ir::Attribute> names;
-    while (!p.Consume(TokenKind::kRBrace)) {
-      if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
-      names.push_back(ir::Attribute::String(std::string(p.tok().text)));
-      p.Advance();
-      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRBrace)) {
-        return p.Error("expected ',' or '}'");
-      }
-    }
-    return ir::Attribute::Array(std::move(names));
   };
   TPUSIM_ASSIGN_OR_RETURN(ir::Attribute operands, parse_values());
   TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kArrow, "'->'"));
@@ -397,7 +390,9 @@ static StatusOr<ir::Attribute> ParseSdyOpShardingRule(Parser& p) {
   for (const char* key : {"reduction", "need_replication", "blocked_propagation", "permutation"}) {
     if (!p.ConsumeKeyword(key)) continue;
     TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
-    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute names, parse_names());
+    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
+    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute names,
+                            ParseFactorNames(p, TokenKind::kRBrace, "expected ',' or '}'"));
     fields.emplace_back(key, std::move(names));
   }
   if (p.Consume(TokenKind::kComma)) {
