@@ -93,6 +93,25 @@ sed 's/"fsdp"}, {}\]>},$/"fsdp"}, {"fsdp"}]>},/' "$examples/fsdp.mlir" | head -c
 [[ $? == 2 ]] || fail "axis used twice: exit status"
 grep -q 'twice.mlir:12:3: .*used twice' err.txt || fail "axis used twice: $(cat err.txt)"
 
+# A global program in XLA HLO (as jit(...).lower().compiler_ir("hlo") gives
+# it) is partitioned alike: the constraint moves the split in an all-to-all.
+cat >global.hlo <<'HLO'
+HloModule jit_f, num_partitions=4
+
+ENTRY main {
+  x = f32[8,16] parameter(0), sharding={devices=[4,1]<=[4]}
+  w = f32[16,4] parameter(1), sharding={replicated}
+  d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[8,4] custom-call(d), custom_call_target="Sharding", sharding={devices=[1,4]<=[4]}
+  ROOT t = f32[8,4] tanh(c), sharding={devices=[1,4]<=[4]}
+}
+HLO
+"$tpusim" run global.hlo --random-inputs --output-dir hlo.whole >/dev/null 2>&1 || fail "global HLO whole"
+"$tpusim" run global.hlo --slice v5e-4 --random-inputs --output-dir hlo.split >hlo.txt 2>&1 ||
+  fail "global HLO partitioned: $(tail -n 1 hlo.txt)"
+grep -q 'split over 4 devices; added 1 all_to_all$' hlo.txt || fail "global HLO: $(grep SPMD hlo.txt)"
+cmp -s hlo.whole/result0.npy hlo.split/result0.npy || fail "global HLO: values differ"
+
 # --mesh and --shard split a program that says nothing of shardings.
 cat >plain.mlir <<'MLIR'
 func.func @main(%x: tensor<64x256xf32>, %w1: tensor<256x1024xf32>, %w2: tensor<1024x256xf32>) -> tensor<64x256xf32> {
