@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "runtime/slice_setup.h"
 #include "tpusim/ir/sharding.h"
 
 namespace tpusim::runtime {
@@ -18,10 +19,6 @@ std::vector<std::string> Split(const std::string& s, char sep) {
     if (end == std::string::npos) return parts;
     start = end + 1;
   }
-}
-
-int64_t IntAttr(const Attribute& a, int64_t otherwise) {
-  return a.kind() == Attribute::Kind::kInt ? a.int_value() : otherwise;
 }
 
 Status AddMesh(const std::string& spec, ir::Module& module) {
@@ -48,7 +45,7 @@ Status AddMesh(const std::string& spec, ir::Module& module) {
     devices *= size;
   }
   if (devices > 65536) return bad("more than 65536 devices");
-  const int64_t partitions = IntAttr(module.attrs().Get("mhlo.num_partitions"), 1);
+  const int64_t partitions = GridOf(module).partitions;
   if (partitions > 1 && partitions != devices) {
     return bad("a mesh of " + std::to_string(devices) + " devices for a program of " +
                std::to_string(partitions) + " partitions");

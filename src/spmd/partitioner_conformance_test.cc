@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 
+#include "spmd/annotations.h"
 #include "spmd/mesh.h"
 #include "testing/test_util.h"
 #include "tpusim/exec/grid.h"
@@ -51,15 +52,15 @@ Sharding RandomSharding(const Mesh& mesh, const ir::Shape& shape, std::mt19937& 
   return s;
 }
 
+// Per-device ops, and ops that talk to the host, which every device would
+// repeat.
 bool RunsPerDevice(const ir::Module& module) {
   bool found = false;
   for (const auto& f : module.functions()) {
     ir::Walk(f->body(), [&](ir::Operation& op) {
       const std::string& n = op.name_str();
-      found |= n.starts_with("stablehlo.all_") || n.starts_with("stablehlo.collective_") ||
-               n == "stablehlo.reduce_scatter" || n == "stablehlo.partition_id" ||
-               n == "stablehlo.replica_id" || n == "stablehlo.send" || n == "stablehlo.recv" ||
-               n == "stablehlo.infeed" || n == "stablehlo.outfeed" || n.starts_with("interpreter.");
+      found |= WorksPerDevice(op) || n == "stablehlo.infeed" || n == "stablehlo.outfeed" ||
+               n.starts_with("interpreter.");
     });
   }
   return found;
