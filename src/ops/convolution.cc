@@ -376,9 +376,8 @@ Work ConvWork(const ir::Operation& op) {
 }
 
 // Batch and output features may be split; input features are a reduction
-// whose partial sums add up. Spatial dimensions stay whole (a split one
-// would need its neighbours' halo), and so does everything of grouped
-// convolutions.
+// whose partial sums add up; a spatial dimension splits with halos from the
+// neighbours unless the input is dilated. Grouped convolutions stay whole.
 std::optional<ShardingRule> ConvRule(const ir::Operation& op) {
   auto c = GetConvConfig(op);
   if (!c.ok() || c->feature_groups != 1 || c->batch_groups != 1) return std::nullopt;
@@ -391,6 +390,22 @@ std::optional<ShardingRule> ConvRule(const ir::Operation& op) {
   rule.operands[1][c->k_out] = rule.results[0][c->out_feature] = rule.Add(kernel.dim(c->k_out));
   rule.operands[0][c->in_feature] = rule.operands[1][c->k_in] = rule.Add(in.dim(c->in_feature));
   rule.combiner = "stablehlo.add";
+  const ir::Type& out = op.result(0).type();
+  for (int64_t i = 0; i < c->num_spatial(); ++i) {
+    if (c->lhs_dilation[i] != 1) continue;
+    const int64_t in_dim = c->in_spatial[i], out_dim = c->out_spatial[i];
+    const int f = rule.Add(out.dim(out_dim));
+    rule.factors[f].window =
+        ShardingRule::Window{.input = in.dim(in_dim),
+                             .output = out.dim(out_dim),
+                             .size = (kernel.dim(c->k_spatial[i]) - 1) * c->rhs_dilation[i] + 1,
+                             .stride = c->strides[i],
+                             .pad_lo = c->pad_lo[i],
+                             .padding_row = i};
+    rule.operands[0][in_dim] = rule.results[0][out_dim] = f;
+  }
+  rule.padding = "padding";
+  rule.pad_values = {-1, -1};
   return rule;
 }
 

@@ -189,17 +189,36 @@ Work ReduceWindowWork(const ir::Operation& op) {
 
 // Dimensions the window spans, strides, dilates or pads stay whole (a split
 // one would need its neighbours' halo); the others may be split.
+// A dimension splits with halos from the neighbours unless the input is
+// dilated; windows read the init value beyond the edges.
 std::optional<ShardingRule> ReduceWindowRule(const ir::Operation& op) {
   auto w = ReadWindow(op, op.operand(0).type());
   if (!w.ok()) return std::nullopt;
   std::vector<int64_t> whole;
-  for (int64_t d = 0; d < static_cast<int64_t>(w->dims.size()); ++d) {
-    if (w->dims[d] != 1 || w->strides[d] != 1 || w->base_dilations[d] != 1 || w->pad_low[d] != 0 ||
-        w->pad_high[d] != 0) {
-      whole.push_back(d);
-    }
+  for (int64_t d = 0; d < w->rank(); ++d) {
+    if (w->base_dilations[d] != 1) whole.push_back(d);
   }
-  return PositionalShardingRule(op, whole);
+  ShardingRule rule = PositionalShardingRule(op, whole);
+  const ir::Shape out = w->OutputShape();
+  const int inputs = op.num_results();
+  for (int64_t d = 0; d < w->rank(); ++d) {
+    const int f = rule.operands[0][d];
+    if (f < 0 ||
+        (w->dims[d] == 1 && w->strides[d] == 1 && w->pad_low[d] == 0 && w->pad_high[d] == 0)) {
+      continue;
+    }
+    rule.factors[f].size = out[d];
+    rule.factors[f].window =
+        ShardingRule::Window{.input = w->input[d],
+                             .output = out[d],
+                             .size = (w->dims[d] - 1) * w->window_dilations[d] + 1,
+                             .stride = w->strides[d],
+                             .pad_lo = w->pad_low[d],
+                             .padding_row = d};
+  }
+  rule.padding = "padding";
+  for (int i = 0; i < inputs; ++i) rule.pad_values.push_back(inputs + i);
+  return rule;
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_window",

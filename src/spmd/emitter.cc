@@ -169,4 +169,80 @@ ir::Value Emitter::Slice(ir::Value v, const std::vector<Axes>& axes) {
       ->result(0);
 }
 
+ir::Value Emitter::Rows(ir::Value v, int64_t dim, int64_t begin, int64_t end) {
+  const ir::Shape& shape = v.type().shape();
+  std::vector<int64_t> start(shape.size(), 0), limit = shape, strides(shape.size(), 1);
+  start[dim] = begin;
+  limit[dim] = end;
+  return Emit("stablehlo.slice", {v}, {WithDim(v.type(), dim, end - begin)},
+              {{"start_indices", Attribute::DenseArray(ir::ElementType::kSI64, start)},
+               {"limit_indices", Attribute::DenseArray(ir::ElementType::kSI64, limit)},
+               {"strides", Attribute::DenseArray(ir::ElementType::kSI64, strides)}})
+      ->result(0);
+}
+
+ir::Value Emitter::Shift(ir::Value v, const Axes& axes, int64_t step) {
+  std::vector<int64_t> pairs;
+  for (const std::vector<int64_t>& group : mesh_.Groups(axes)) {
+    const auto n = static_cast<int64_t>(group.size());
+    for (int64_t j = std::max<int64_t>(0, -step); j < n && j + step < n; ++j) {
+      pairs.push_back(group[j]);
+      pairs.push_back(group[j + step]);
+    }
+  }
+  std::vector<uint8_t> bytes(pairs.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), pairs.data(), bytes.size());
+  const auto rows = static_cast<int64_t>(pairs.size() / 2);
+  Attribute handle = Attribute::Struct("stablehlo.channel_handle",
+                                       {{"handle", I64(next_channel_++)}, {"type", I64(1)}});
+  ++stats_->inserted["stablehlo.collective_permute"];
+  return Emit("stablehlo.collective_permute", {v}, {v.type()},
+              {{"source_target_pairs",
+                Attribute::DenseElements(ir::Type::Tensor(ir::ElementType::kSI64, {rows, 2}),
+                                         std::move(bytes))},
+               {"channel_handle", handle}})
+      ->result(0);
+}
+
+ir::Value Emitter::Edge(ir::Value v, const Axes& axes, int64_t index, ir::Value edge) {
+  std::vector<int64_t> at(mesh_.devices());
+  for (int64_t device = 0; device < mesh_.devices(); ++device) {
+    at[device] = mesh_.Index(device, axes) == index ? 1 : 0;
+  }
+  const ir::Type pred = ir::Type::Tensor(ir::ElementType::kI1, {});
+  ir::Value is_edge =
+      Emit("stablehlo.compare", {PerDevice(at), PerDevice(std::vector<int64_t>(at.size(), 1))},
+           {pred},
+           {{"comparison_direction", Attribute::Enum("stablehlo.comparison_direction", "EQ")}})
+          ->result(0);
+  ir::Value fill =
+      Emit("stablehlo.broadcast_in_dim", {edge}, {v.type()},
+           {{"broadcast_dimensions", Attribute::DenseArray(ir::ElementType::kSI64, {})}})
+          ->result(0);
+  return Emit("stablehlo.select", {is_edge, fill, v}, {v.type()})->result(0);
+}
+
+ir::Value Emitter::Halo(ir::Value v, int64_t dim, const Axes& axes, int64_t lo, int64_t hi,
+                        std::optional<ir::Value> edge) {
+  const int64_t n = v.type().dim(dim);
+  const int64_t last = mesh_.Size(axes) - 1;
+  std::vector<ir::Value> parts;
+  if (lo > 0) {
+    parts.push_back(Shift(Rows(v, dim, n - lo, n), axes, 1));
+    if (edge) parts.back() = Edge(parts.back(), axes, 0, *edge);
+  }
+  const int64_t begin = std::max<int64_t>(0, -lo), end = n - std::max<int64_t>(0, -hi);
+  parts.push_back(begin == 0 && end == n ? v : Rows(v, dim, begin, end));
+  if (hi > 0) {
+    parts.push_back(Shift(Rows(v, dim, 0, hi), axes, -1));
+    if (edge) parts.back() = Edge(parts.back(), axes, last, *edge);
+  }
+  if (parts.size() == 1) return parts[0];
+  int64_t size = 0;
+  for (ir::Value p : parts) size += p.type().dim(dim);
+  return Emit("stablehlo.concatenate", std::move(parts), {WithDim(v.type(), dim, size)},
+              {{"dimension", I64(dim)}})
+      ->result(0);
+}
+
 }  // namespace tpusim::spmd

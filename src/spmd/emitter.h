@@ -4,6 +4,7 @@
 #define TPUSIM_SPMD_EMITTER_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,11 +49,24 @@ class Emitter {
   // Each device's part of `v` when dimension d is further split over
   // `axes[d]`: a local dynamic slice, no communication.
   ir::Value Slice(ir::Value v, const std::vector<Axes>& axes);
+  // `v`, split along `dim` over `axes`, with `lo` rows of the previous
+  // device's part before it and `hi` of the next one's after it (collective
+  // permutes); negative counts drop rows instead. Devices at the ends get
+  // `edge` (a scalar) where they have no neighbour, or zeros without one.
+  // REQUIRES: |lo|, |hi| <= v's size along `dim`.
+  ir::Value Halo(ir::Value v, int64_t dim, const Axes& axes, int64_t lo, int64_t hi,
+                 std::optional<ir::Value> edge);
 
  private:
   // A scalar i32 holding values[device] on each device.
   ir::Value PerDevice(const std::vector<int64_t>& values);
   ir::Value PartitionId();
+  // Rows [begin, end) of `v` along `dim`.
+  ir::Value Rows(ir::Value v, int64_t dim, int64_t begin, int64_t end);
+  // `v` sent from each device to the one `step` after it along `axes`.
+  ir::Value Shift(ir::Value v, const Axes& axes, int64_t step);
+  // `v` where a device's position along `axes` is not `index`, else `edge`.
+  ir::Value Edge(ir::Value v, const Axes& axes, int64_t index, ir::Value edge);
   ir::Value Constant(ir::Type type, std::vector<uint8_t> bytes);
   std::vector<ir::NamedAttribute> GroupAttrs(const Axes& axes);
   void AddCombiner(ir::Operation* op, ir::ElementType element, const std::string& combiner);

@@ -31,6 +31,7 @@ void FactorAxes::Offer(int f, const Axes& candidate) {
   if (candidate.empty() || !axes_[f].empty() || !rule_.factors[f].shardable ||
       (reduction_[f] && rule_.combiner.empty()) ||
       rule_.factors[f].size % mesh_.Size(candidate) != 0 ||
+      (rule_.factors[f].window && !rule_.factors[f].window->Splits(mesh_.Size(candidate))) ||
       std::any_of(candidate.begin(), candidate.end(), [&](int a) { return taken_[a]; })) {
     return;
   }

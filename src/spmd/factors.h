@@ -24,7 +24,7 @@ class FactorAxes {
   // Factors found in no result: their partial results need combining.
   bool IsReduction(int f) const { return reduction_[f]; }
   // Gives factor `f` `candidate` if it has none, may be sharded, divides
-  // evenly and no other factor holds any of its axes.
+  // evenly (windows included) and no other factor holds any of its axes.
   void Offer(int f, const Axes& candidate);
   // Offers each dimension of a value with `dims` (its factors) the axes
   // `s` gives it; reductions only if `reductions`, others only if not.

@@ -1,6 +1,7 @@
 #include "spmd/function_partitioner.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tpusim/ops/op_def.h"
 
@@ -119,7 +120,9 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
     NoteConflict(op, i, want);
     map[op.operand(i).impl()] = Reshard(op.operand(i), want);
   }
+  AddHalos(op, rule, factors, map);
   ir::Operation* copy = Clone(op, map);
+  DropSplitPadding(rule, factors, *copy);
   for (const std::string& key : rule.local_sizes) {
     const ir::Shape& whole = op.operand(0).type().shape();
     const ir::Shape& part = copy->operand(0).type().shape();
@@ -148,6 +151,43 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
     l.combiner = rule.combiner;
   }
   return Status::Ok();
+}
+
+// Each device's windows along a split dimension read rows of its
+// neighbours' parts: they come with the operand.
+void FunctionPartitioner::AddHalos(const ir::Operation& op, const ops::ShardingRule& rule,
+                                   const FactorAxes& factors, ir::ValueMap& map) {
+  std::unordered_set<const ir::ValueImpl*> done;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    if (!done.insert(op.operand(i).impl()).second) continue;  // an operand used twice
+    for (size_t d = 0; d < rule.operands[i].size(); ++d) {
+      const int f = rule.operands[i][d];
+      if (f < 0 || !rule.factors[f].window || factors.axes()[f].empty()) continue;
+      const ops::ShardingRule::Window& w = *rule.factors[f].window;
+      std::optional<ir::Value> edge;
+      const int pad = i < static_cast<int>(rule.pad_values.size()) ? rule.pad_values[i] : -1;
+      if (pad >= 0) edge = map.at(op.operand(pad).impl());
+      ir::Value& v = map[op.operand(i).impl()];
+      v = emit_->Halo(v, static_cast<int64_t>(d), factors.axes()[f], w.HaloLo(), w.HaloHi(), edge);
+    }
+  }
+}
+
+// The halos stand for a split dimension's padding on the devices.
+void FunctionPartitioner::DropSplitPadding(const ops::ShardingRule& rule, const FactorAxes& factors,
+                                           ir::Operation& op) {
+  ir::Attribute padding = op.attr(rule.padding);
+  if (rule.padding.empty() || !padding) return;
+  std::vector<int64_t> rows = padding.AsInts();
+  for (size_t f = 0; f < rule.factors.size(); ++f) {
+    const auto& w = rule.factors[f].window;
+    if (!w || factors.axes()[f].empty() || 2 * w->padding_row + 1 >= std::ssize(rows)) continue;
+    rows[2 * w->padding_row] = rows[2 * w->padding_row + 1] = 0;
+  }
+  std::vector<uint8_t> bytes(rows.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), rows.data(), bytes.size());
+  const ir::Type type = ir::Type::Tensor(ir::ElementType::kSI64, {std::ssize(rows) / 2, 2});
+  op.attrs().Set(rule.padding, ir::Attribute::DenseElements(type, std::move(bytes)));
 }
 
 // An operand split in a way the op cannot use loses some of its axes (a

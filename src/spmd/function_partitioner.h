@@ -49,6 +49,10 @@ class FunctionPartitioner {
   Status PartitionOps(const ir::Block& in);
   Status PartitionOp(const ir::Operation& op);
   Status Split(const ir::Operation& op, const ops::ShardingRule& rule);
+  void AddHalos(const ir::Operation& op, const ops::ShardingRule& rule, const FactorAxes& factors,
+                ir::ValueMap& map);
+  void DropSplitPadding(const ops::ShardingRule& rule, const FactorAxes& factors,
+                        ir::Operation& op);
   FactorAxes ChooseFactorAxes(const ir::Operation& op, const ops::ShardingRule& rule) const;
   void NoteConflict(const ir::Operation& op, int operand, const Sharding& want);
   void Whole(const ir::Operation& op);

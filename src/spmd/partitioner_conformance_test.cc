@@ -13,15 +13,11 @@
 
 #include "spmd/annotations.h"
 #include "spmd/mesh.h"
+#include "spmd/run_test_util.h"
 #include "testing/test_util.h"
-#include "tpusim/exec/grid.h"
-#include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/ir/rewrite.h"
-#include "tpusim/ir/sharding.h"
-#include "tpusim/ops/collectives.h"
 #include "tpusim/spmd/partitioner.h"
-#include "tpusim/tensor/tile.h"
 #include "tpusim/verify/verifier.h"
 
 namespace tpusim::spmd {
@@ -29,10 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  Status status;
-  std::vector<Tensor> values;
-};
+using test::Outcome;
+using test::RunPartitioned;
+using test::RunWhole;
 
 // A random sharding of `shape`: each mesh axis, in random order, splits a
 // random dimension it divides, or none.
@@ -100,42 +95,6 @@ std::unique_ptr<ir::Module> WithRandomShardings(const ir::Module& module,
     }
   }
   f.Renumber();
-  return out;
-}
-
-Outcome RunWhole(const ir::Module& module, const std::string& function) {
-  exec::Interpreter interpreter(module, {});
-  StatusOr<std::vector<Tensor>> values = interpreter.Run(function, {});
-  if (!values.ok()) return {values.status(), {}};
-  return {Status::Ok(), std::move(*values)};
-}
-
-// Runs the partitioned `function` on every device and puts its results'
-// tiles back together.
-Outcome RunPartitioned(const ir::Module& module, const std::string& function) {
-  const ir::Function& f = *module.Lookup(function);
-  const int64_t n = module.attrs().Get("mhlo.num_partitions").int_value();
-  ops::Collectives collectives(1, n);
-  exec::GridProgram program{.functions = std::vector<std::string>(n, function),
-                            .args = std::vector<std::vector<Tensor>>(n)};
-  auto per_device = exec::RunGrid(module, {}, collectives, program);
-  if (!per_device.ok()) return {per_device.status(), {}};
-  Outcome out;
-  for (int i = 0; i < static_cast<int>(f.type().results.size()); ++i) {
-    const Tensor& first = (*per_device)[0][i];
-    auto s = ir::ResultSharding(module, f, i);
-    if (!s.ok() || !*s || (*s)->kind != ir::HloSharding::Kind::kTiled) {
-      out.values.push_back(first);
-      continue;
-    }
-    ir::Shape shape = first.shape();
-    for (size_t d = 0; d < shape.size(); ++d) shape[d] *= (*s)->tile_dims[d];
-    Tensor whole = *Tensor::Allocate(ir::Type::Tensor(first.element(), shape));
-    for (int64_t d = 0; d < n; ++d) {
-      InsertTile((*per_device)[d][i], *ir::TileOffset(**s, first.shape(), d), whole);
-    }
-    out.values.push_back(std::move(whole));
-  }
   return out;
 }
 

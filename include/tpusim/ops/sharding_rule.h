@@ -18,11 +18,35 @@
 namespace tpusim::ops {
 
 struct ShardingRule {
+  // A factor whose operand dimension is read through a sliding window
+  // (convolution, reduce_window): the result dimension has `output`
+  // windows of `size` elements (dilation included) every `stride` over an
+  // operand of `input` elements padded by `pad_lo` in front. Split k ways,
+  // each device's windows then start `pad_lo` before its own part and end
+  // HaloHi(k) after it: the rows it borrows from its neighbours (a halo;
+  // negative: rows it drops).
+  struct Window {
+    int64_t input = 0, output = 0, size = 1, stride = 1, pad_lo = 0;
+    int64_t padding_row = 0;  // the row of the rule's `padding` attribute
+
+    int64_t HaloLo() const { return pad_lo; }
+    int64_t HaloHi() const { return size - stride - pad_lo; }
+    // Whether k devices can each compute their windows from their part and
+    // their neighbours' edges: every part holds the same number of windows,
+    // each starting where the previous part's stride left off.
+    bool Splits(int64_t k) const {
+      if (k <= 0 || input % k != 0 || output % k != 0) return false;
+      const int64_t part = input / k;
+      return part == output / k * stride && HaloLo() <= part && -HaloLo() <= part &&
+             HaloHi() <= part && -HaloHi() <= part;
+    }
+  };
   struct Factor {
     int64_t size = 1;
     // False for a dimension the op needs whole (a reshape's minor split
     // dimensions): it is never sharded.
     bool shardable = true;
+    std::optional<Window> window;
   };
   std::vector<Factor> factors;
   // Per operand (and result), per dimension: its factor, or -1 for none.
@@ -34,6 +58,12 @@ struct ShardingRule {
   // (dynamic_slice's and gather's slice_sizes, slice's limit_indices): an
   // entry that is the whole dimension becomes the device's part of it.
   std::vector<std::string> local_sizes;
+  // The attribute of [lo, hi] rows that windowed factors' padding is in; a
+  // device's op pads nothing where its halo brings the rows instead.
+  std::string padding;
+  // Per operand with windowed factors: the operand holding the value a
+  // window reads beyond the array's edges, or -1 for zero.
+  std::vector<int> pad_values;
 
   // Adds a factor of `size` and returns its index.
   int Add(int64_t size, bool shardable = true) {
