@@ -131,6 +131,30 @@ import numpy as np
 a, b = np.load("plain.whole/result0.npy"), np.load("plain.split/result0.npy")
 assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max(), np.abs(a - b).max()
 PY
+# Uneven shards: 6 rows and 10 columns over a 4 x 2 mesh; the device
+# arguments are padded tiles, the results put back together without the
+# padding, the same values as the whole run.
+cat >uneven.mlir <<'MLIR'
+func.func @main(%x: tensor<6x10xf32>, %w: tensor<10x3xf32>) -> (tensor<6x3xf32>, tensor<6x10xf32>) {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<6x10xf32>, tensor<10x3xf32>) -> tensor<6x3xf32>
+  %e = stablehlo.exponential %x : tensor<6x10xf32>
+  return %y, %e : tensor<6x3xf32>, tensor<6x10xf32>
+}
+MLIR
+"$tpusim" run uneven.mlir --random-inputs --output-dir uneven.whole >/dev/null 2>&1 || fail "uneven whole run"
+"$tpusim" run uneven.mlir --slice v5e-8 --mesh rows=4,cols=2 --shard x=rows,cols --shard w=cols,_ \
+  --shard result0=rows,_ --shard result1=rows,cols --random-inputs --output-dir uneven.split \
+  --dump-dir uneven.dump >uneven.txt 2>&1 || fail "uneven shards: $(tail -n 1 uneven.txt)"
+grep -q 'tpusim.global_shape = array<i64: 6, 10>' uneven.dump/00-input.mlir ||
+  fail "uneven shards: the dump does not give the padded argument's global shape"
+$py - <<'PY' || fail "uneven shards: values differ from the whole run"
+import numpy as np
+for i in (0, 1):
+    a, b = np.load(f"uneven.whole/result{i}.npy"), np.load(f"uneven.split/result{i}.npy")
+    assert a.shape == b.shape, (i, a.shape, b.shape)
+    assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max(), (i, np.abs(a - b).max())
+PY
+
 # bad_flag NAME MESSAGE FLAGS...: exit 2, one line naming the problem.
 bad_flag() {
   local name=$1 message=$2; shift 2

@@ -14,7 +14,7 @@ bool IsScalarLike(const ir::Type& t) { return t.is_tensor() && t.num_elements() 
 // elements: not elementwise whatever their work says.
 bool MixesElements(const ir::Operation& op) {
   const std::string& n = op.name_str();
-  return n == "stablehlo.fft" || n == "stablehlo.cholesky";
+  return n == "stablehlo.fft" || n == "stablehlo.cholesky" || n == "stablehlo.triangular_solve";
 }
 
 bool IsVectorWorkOnly(const ops::Work& w) {

@@ -359,4 +359,11 @@ std::optional<Shape> TileOffset(const HloSharding& s, const Shape& tile, int64_t
   return offset;
 }
 
+Shape GlobalShape(const Shape& tile, const HloSharding& s, const AttributeMap& attrs) {
+  if (Attribute global = attrs.Get(kGlobalShape)) return global.AsInts();
+  Shape shape = tile;
+  for (size_t d = 0; d < shape.size() && d < s.tile_dims.size(); ++d) shape[d] *= s.tile_dims[d];
+  return shape;
+}
+
 }  // namespace tpusim::ir

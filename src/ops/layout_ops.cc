@@ -99,7 +99,8 @@ std::optional<ShardingRule> ReshapeRule(const ir::Operation& op) {
       a[i] == 1 ? ++i : ++j;
       continue;
     }
-    in[i] = out[j] = rule.Add(std::gcd(a[i], b[j]));
+    const int f = in[i] = out[j] = rule.Add(std::gcd(a[i], b[j]));
+    rule.factors[f].splits_unevenly = a[i] == b[j];  // kept whole: rows stay in place
     int64_t pa = a[i++], pb = b[j++];
     while (pa != pb) pa < pb ? pa *= a[i++] : pb *= b[j++];
   }

@@ -191,8 +191,35 @@ Work TriangularSolveWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.triangular_solve", .verify = VerifyTriangularSolve,
-                    .eval = EvalTriangularSolve, .work = TriangularSolveWork});
+// Batch dimensions shared by every operand and the result, the last two
+// of `a` whole: each matrix is solved on one device.
+ShardingRule BatchedMatrixRule(const ir::Operation& op) {
+  ShardingRule rule;
+  const int64_t rank = op.result(0).type().rank();
+  std::vector<int> dims(rank, -1);
+  for (int64_t d = 0; d + 2 < rank; ++d) dims[d] = rule.Add(op.result(0).type().dim(d));
+  for (int i = 0; i < op.num_operands(); ++i) rule.operands.push_back(dims);
+  rule.results = {dims};
+  return rule;
+}
+
+// Besides the batch, b's right-hand sides are independent: its columns
+// (solving a x = b) or rows (x a = b).
+std::optional<ShardingRule> TriangularSolveRule(const ir::Operation& op) {
+  auto c = GetSolveConfig(op);
+  const int64_t rank = op.result(0).type().rank();
+  if (!c.ok() || op.num_operands() != 2 || rank < 2) return std::nullopt;
+  ShardingRule rule = BatchedMatrixRule(op);
+  const int64_t rhs = c->left_side ? rank - 1 : rank - 2;
+  rule.operands[1][rhs] = rule.results[0][rhs] = rule.Add(op.result(0).type().dim(rhs));
+  return rule;
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.triangular_solve",
+                    .verify = VerifyTriangularSolve,
+                    .eval = EvalTriangularSolve,
+                    .work = TriangularSolveWork,
+                    .sharding_rule = TriangularSolveRule});
 
 // ------------------------------------------------------------ cholesky
 
@@ -270,8 +297,15 @@ Work CholeskyWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.cholesky", .verify = VerifyCholesky,
-                    .eval = EvalCholesky, .work = CholeskyWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.cholesky",
+                    .verify = VerifyCholesky,
+                    .eval = EvalCholesky,
+                    .work = CholeskyWork,
+                    .sharding_rule = [](const ir::Operation& op) {
+                      return op.result(0).type().rank() < 2
+                                 ? std::nullopt
+                                 : std::optional<ShardingRule>(BatchedMatrixRule(op));
+                    }});
 
 }  // namespace
 }  // namespace tpusim::ops

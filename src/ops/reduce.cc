@@ -194,6 +194,7 @@ std::optional<ShardingRule> ReduceRule(const ir::Operation& op) {
   }
   rule.operands = {in, {}};  // the init value is a scalar
   rule.results = {out};
+  rule.pad_values = {1};
   const std::string body = BodyOp(op.region(0));
   if (body == "stablehlo.maximum" || body == "stablehlo.minimum" || body == "stablehlo.and" ||
       body == "stablehlo.or" || (body == "stablehlo.add" && IsZeroConstant(op.operand(1)))) {

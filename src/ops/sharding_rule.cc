@@ -50,6 +50,7 @@ std::map<std::string, int> AddFactors(const ir::Attribute& rule, ShardingRule& o
       }
     }
     index[name] = out.Add(size.int_value(), shardable);
+    out.factors.back().splits_unevenly = false;  // what the kernel does with padding is unknown
   }
   return index;
 }

@@ -21,14 +21,11 @@ using Sharding = std::optional<ir::HloSharding>;
 
 bool Tiled(const Sharding& s) { return s && s->kind == ir::HloSharding::Kind::kTiled; }
 
-// The whole array that `device_type` is one tile of under `s`.
-ir::Type GlobalType(const ir::Type& device_type, const Sharding& s) {
+// The whole array that `device_type` is one tile of under `s`; `attrs`:
+// the argument's or result's.
+ir::Type GlobalType(const ir::Type& device_type, const Sharding& s, const ir::AttributeMap& attrs) {
   if (!Tiled(s) || !device_type.is_tensor()) return device_type;
-  ir::Shape shape = device_type.shape();
-  for (size_t d = 0; d < shape.size() && d < s->tile_dims.size(); ++d) {
-    shape[d] *= s->tile_dims[d];
-  }
-  return ir::Type::Tensor(device_type.element(), shape);
+  return ir::Type::Tensor(device_type.element(), ir::GlobalShape(device_type.shape(), *s, attrs));
 }
 
 // A global SPMD program (JAX's shard_map, under GSPMD or Shardy): its entry
@@ -50,6 +47,11 @@ bool HoldsWholeArrays(const ir::Module& module) {
   return found;
 }
 
+const ir::AttributeMap& ResultAttrs(const ir::Function& f, size_t i) {
+  static const ir::AttributeMap kNone;
+  return i < f.result_attrs().size() ? f.result_attrs()[i] : kNone;
+}
+
 // The arguments of devices [first, last): a per-device file's own, else
 // the device's part of the global input; `whole`: HoldsWholeArrays(source).
 StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
@@ -62,7 +64,7 @@ StatusOr<std::vector<std::vector<Tensor>>> DeviceArgs(const ir::Module& source,
   for (size_t i = 0; i < types.size(); ++i) {
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, ir::ArgSharding(source, f, static_cast<int>(i)));
     if (whole) s = ir::HloSharding();
-    global_types.push_back(GlobalType(types[i], s));
+    global_types.push_back(GlobalType(types[i], s, f.arg_attrs()[i]));
     shardings.push_back(std::move(s));
   }
   TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> files, InputFiles(f, options));
@@ -108,7 +110,8 @@ Status WriteDeviceResults(const ir::Module& source, const ir::Function& f,
     if (whole) s = ir::HloSharding();  // every device holds the whole result
     const Tensor& first = per_device[0][i];
     if (Tiled(s) && first.type().is_tensor()) {
-      TPUSIM_ASSIGN_OR_RETURN(Tensor whole, Tensor::Allocate(GlobalType(first.type(), s)));
+      TPUSIM_ASSIGN_OR_RETURN(Tensor whole,
+                              Tensor::Allocate(GlobalType(first.type(), s, ResultAttrs(f, i))));
       for (size_t d = 0; d < per_device.size(); ++d) {
         auto offset = ir::TileOffset(*s, first.shape(), static_cast<int64_t>(d));
         if (offset) InsertTile(per_device[d][i], *offset, whole);

@@ -47,7 +47,6 @@ bool HasSharding(const ir::AttributeMap& attrs) {
 
 StatusOr<Sharding> Annotations::OnMesh(const ir::HloSharding& s, const ir::Type& type) const {
   TPUSIM_ASSIGN_OR_RETURN(Sharding out, FromHlo(mesh_, s, Rank(type)));
-  TPUSIM_RETURN_IF_ERROR(LocalType(mesh_, type, out).status());
   return out;
 }
 

@@ -26,7 +26,7 @@ Status FunctionPartitioner::PartitionRegion(const ir::Region& region, ir::Region
   ir::Block& block = out.AddBlock();
   for (int i = 0; i < in.num_arguments(); ++i) {
     ir::Value a = in.argument(i);
-    TPUSIM_ASSIGN_OR_RETURN(ir::Type t, LocalType(mesh_, a.type(), args[i]));
+    const ir::Type t = LocalType(mesh_, a.type(), args[i]);
     locals_[a.impl()] = {block.AddArgument(t, a.name()), args[i], {}, {}};
   }
   Enter(&block);
@@ -82,7 +82,7 @@ Status FunctionPartitioner::PartitionBranches(const ir::Operation& op) {
     TPUSIM_RETURN_IF_ERROR(PartitionRegion(op.region(i), branch->AddRegion(), {}, results));
   }
   for (int r = 0; r < op.num_results(); ++r) {
-    TPUSIM_ASSIGN_OR_RETURN(ir::Type local, LocalType(mesh_, op.result(r).type(), *results[r]));
+    const ir::Type local = LocalType(mesh_, op.result(r).type(), *results[r]);
     branch->result(r).set_type(std::move(local));
     locals_[op.result(r).impl()] = {branch->result(r), *results[r], {}, {}};
   }

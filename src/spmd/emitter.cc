@@ -215,11 +215,7 @@ ir::Value Emitter::Edge(ir::Value v, const Axes& axes, int64_t index, ir::Value 
            {pred},
            {{"comparison_direction", Attribute::Enum("stablehlo.comparison_direction", "EQ")}})
           ->result(0);
-  ir::Value fill =
-      Emit("stablehlo.broadcast_in_dim", {edge}, {v.type()},
-           {{"broadcast_dimensions", Attribute::DenseArray(ir::ElementType::kSI64, {})}})
-          ->result(0);
-  return Emit("stablehlo.select", {is_edge, fill, v}, {v.type()})->result(0);
+  return Emit("stablehlo.select", {is_edge, Broadcast(edge, v.type()), v}, {v.type()})->result(0);
 }
 
 ir::Value Emitter::Halo(ir::Value v, int64_t dim, const Axes& axes, int64_t lo, int64_t hi,
@@ -242,6 +238,48 @@ ir::Value Emitter::Halo(ir::Value v, int64_t dim, const Axes& axes, int64_t lo, 
   for (ir::Value p : parts) size += p.type().dim(dim);
   return Emit("stablehlo.concatenate", std::move(parts), {WithDim(v.type(), dim, size)},
               {{"dimension", I64(dim)}})
+      ->result(0);
+}
+
+ir::Value Emitter::Zero(ir::ElementType element) {
+  return Constant(ir::Type::Tensor(element, {}),
+                  std::vector<uint8_t>(ir::StorageBytes(element), 0));
+}
+
+ir::Value Emitter::Broadcast(ir::Value scalar, const ir::Type& type) {
+  return Emit("stablehlo.broadcast_in_dim", {scalar}, {type},
+              {{"broadcast_dimensions", Attribute::DenseArray(ir::ElementType::kSI64, {})}})
+      ->result(0);
+}
+
+ir::Value Emitter::Mask(ir::Value v, int64_t dim, const Axes& axes, int64_t size,
+                        std::optional<ir::Value> fill) {
+  const int64_t part = v.type().dim(dim);
+  std::vector<int64_t> rows(mesh_.devices());
+  for (int64_t device = 0; device < mesh_.devices(); ++device) {
+    rows[device] = std::clamp<int64_t>(size - mesh_.Index(device, axes) * part, 0, part);
+  }
+  const ir::Type index = ir::Type::Tensor(ir::ElementType::kSI32, v.type().shape());
+  ir::Value iota = Emit("stablehlo.iota", {}, {index}, {{"iota_dimension", I64(dim)}})->result(0);
+  ir::Value inside =
+      Emit("stablehlo.compare", {iota, Broadcast(PerDevice(rows), index)},
+           {ir::Type::Tensor(ir::ElementType::kI1, v.type().shape())},
+           {{"comparison_direction", Attribute::Enum("stablehlo.comparison_direction", "LT")}})
+          ->result(0);
+  ir::Value padding = Broadcast(fill ? *fill : Zero(v.type().element()), v.type());
+  return Emit("stablehlo.select", {inside, v, padding}, {v.type()})->result(0);
+}
+
+ir::Value Emitter::PadTo(ir::Value v, int64_t dim, int64_t size) {
+  const auto rank = static_cast<size_t>(v.type().rank());
+  std::vector<int64_t> high(rank, 0);
+  high[dim] = size - v.type().dim(dim);
+  return Emit("stablehlo.pad", {v, Zero(v.type().element())}, {WithDim(v.type(), dim, size)},
+              {{"edge_padding_low",
+                Attribute::DenseArray(ir::ElementType::kSI64, std::vector<int64_t>(rank, 0))},
+               {"edge_padding_high", Attribute::DenseArray(ir::ElementType::kSI64, high)},
+               {"interior_padding",
+                Attribute::DenseArray(ir::ElementType::kSI64, std::vector<int64_t>(rank, 0))}})
       ->result(0);
 }
 

@@ -49,6 +49,14 @@ class Emitter {
   // Each device's part of `v` when dimension d is further split over
   // `axes[d]`: a local dynamic slice, no communication.
   ir::Value Slice(ir::Value v, const std::vector<Axes>& axes);
+  // `v`, split along `dim` over `axes` from an array of `size` rows, with
+  // the rows of its padding set to `fill` (a scalar), or zero without one.
+  ir::Value Mask(ir::Value v, int64_t dim, const Axes& axes, int64_t size,
+                 std::optional<ir::Value> fill);
+  // `v` with zeros after its rows along `dim` up to `size`.
+  ir::Value PadTo(ir::Value v, int64_t dim, int64_t size);
+  // Rows [begin, end) of `v` along `dim`.
+  ir::Value Rows(ir::Value v, int64_t dim, int64_t begin, int64_t end);
   // `v`, split along `dim` over `axes`, with `lo` rows of the previous
   // device's part before it and `hi` of the next one's after it (collective
   // permutes); negative counts drop rows instead. Devices at the ends get
@@ -61,8 +69,8 @@ class Emitter {
   // A scalar i32 holding values[device] on each device.
   ir::Value PerDevice(const std::vector<int64_t>& values);
   ir::Value PartitionId();
-  // Rows [begin, end) of `v` along `dim`.
-  ir::Value Rows(ir::Value v, int64_t dim, int64_t begin, int64_t end);
+  ir::Value Zero(ir::ElementType element);
+  ir::Value Broadcast(ir::Value scalar, const ir::Type& type);
   // `v` sent from each device to the one `step` after it along `axes`.
   ir::Value Shift(ir::Value v, const Axes& axes, int64_t step);
   // `v` where a device's position along `axes` is not `index`, else `edge`.

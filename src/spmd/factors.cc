@@ -27,11 +27,15 @@ FactorAxes::FactorAxes(const Mesh& mesh, const ops::ShardingRule& rule)
   }
 }
 
+bool FactorAxes::Fits(int f, int64_t parts) const {
+  const ops::ShardingRule::Factor& factor = rule_.factors[f];
+  if (factor.window) return factor.window->Splits(parts);
+  return factor.size % parts == 0 || factor.splits_unevenly;
+}
+
 void FactorAxes::Offer(int f, const Axes& candidate) {
   if (candidate.empty() || !axes_[f].empty() || !rule_.factors[f].shardable ||
-      (reduction_[f] && rule_.combiner.empty()) ||
-      rule_.factors[f].size % mesh_.Size(candidate) != 0 ||
-      (rule_.factors[f].window && !rule_.factors[f].window->Splits(mesh_.Size(candidate))) ||
+      (reduction_[f] && rule_.combiner.empty()) || !Fits(f, mesh_.Size(candidate)) ||
       std::any_of(candidate.begin(), candidate.end(), [&](int a) { return taken_[a]; })) {
     return;
   }

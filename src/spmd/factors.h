@@ -23,8 +23,8 @@ class FactorAxes {
   const std::vector<Axes>& axes() const { return axes_; }
   // Factors found in no result: their partial results need combining.
   bool IsReduction(int f) const { return reduction_[f]; }
-  // Gives factor `f` `candidate` if it has none, may be sharded, divides
-  // evenly (windows included) and no other factor holds any of its axes.
+  // Gives factor `f` `candidate` if it has none, may be sharded, fits
+  // `candidate` and no other factor holds any of its axes.
   void Offer(int f, const Axes& candidate);
   // Offers each dimension of a value with `dims` (its factors) the axes
   // `s` gives it; reductions only if `reductions`, others only if not.
@@ -33,6 +33,10 @@ class FactorAxes {
   Sharding Of(const std::vector<int>& dims) const;
 
  private:
+  // Whether factor `f` may split `parts` ways: evenly, or padded where the
+  // rule allows, or into windows that each device can compute.
+  bool Fits(int f, int64_t parts) const;
+
   const Mesh& mesh_;
   const ops::ShardingRule& rule_;
   std::vector<Axes> axes_;

@@ -41,7 +41,7 @@ StatusOr<std::unique_ptr<ir::Function>> FunctionPartitioner::Signature(const ir:
           .WithContext("argument " + std::to_string(i))
           .WithLocation(f.loc().ToString());
     }
-    type.inputs.push_back(*LocalType(mesh_, f.type().inputs[i], *s));
+    type.inputs.push_back(LocalType(mesh_, f.type().inputs[i], *s));
     shardings.push_back(std::move(*s));
   }
   auto out = std::make_unique<ir::Function>(f.name(), type, f.loc());
@@ -54,6 +54,7 @@ StatusOr<std::unique_ptr<ir::Function>> FunctionPartitioner::Signature(const ir:
     ir::AttributeMap& attrs = out->arg_attrs()[i] = f.arg_attrs()[i];
     attrs.Erase("sdy.sharding");
     attrs.Set("mhlo.sharding", ir::Attribute::String(ToHlo(mesh_, shardings[i]).ToString()));
+    NoteGlobalShape(f.type().inputs[i], shardings[i], attrs);
   }
   return out;
 }
@@ -120,6 +121,7 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
     NoteConflict(op, i, want);
     map[op.operand(i).impl()] = Reshard(op.operand(i), want);
   }
+  MaskPadding(op, rule, factors, map);
   AddHalos(op, rule, factors, map);
   ir::Operation* copy = Clone(op, map);
   DropSplitPadding(rule, factors, *copy);
@@ -135,8 +137,7 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
   for (int r = 0; r < op.num_results(); ++r) {
     ir::Value result = map.at(op.result(r).impl());
     const Sharding s = factors.Of(rule.results[r]);
-    TPUSIM_ASSIGN_OR_RETURN(ir::Type local, LocalType(mesh_, result.type(), s));
-    result.set_type(std::move(local));
+    result.set_type(LocalType(mesh_, result.type(), s));
     locals_[op.result(r).impl()] = {result, s, {}, {}};
   }
   Axes partial;
@@ -153,6 +154,33 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
   return Status::Ok();
 }
 
+std::optional<ir::Value> FunctionPartitioner::PadValue(const ir::Operation& op,
+                                                       const ops::ShardingRule& rule, int i,
+                                                       const ir::ValueMap& map) const {
+  const int pad = i < static_cast<int>(rule.pad_values.size()) ? rule.pad_values[i] : -1;
+  if (pad < 0) return std::nullopt;
+  return map.at(op.operand(pad).impl());
+}
+
+// A reduction reads every row of its operands, the padding of an uneven
+// split too: it must hold the value that changes nothing.
+void FunctionPartitioner::MaskPadding(const ir::Operation& op, const ops::ShardingRule& rule,
+                                      const FactorAxes& factors, ir::ValueMap& map) {
+  std::unordered_set<const ir::ValueImpl*> done;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    if (!done.insert(op.operand(i).impl()).second) continue;  // an operand used twice
+    for (size_t d = 0; d < rule.operands[i].size(); ++d) {
+      const int f = rule.operands[i][d];
+      if (f < 0 || !factors.IsReduction(f) || factors.axes()[f].empty()) continue;
+      const auto dim = static_cast<int64_t>(d);
+      const int64_t size = op.operand(i).type().dim(dim);
+      if (size % mesh_.Size(factors.axes()[f]) == 0) continue;
+      ir::Value& v = map[op.operand(i).impl()];
+      v = emit_->Mask(v, dim, factors.axes()[f], size, PadValue(op, rule, i, map));
+    }
+  }
+}
+
 // Each device's windows along a split dimension read rows of its
 // neighbours' parts: they come with the operand.
 void FunctionPartitioner::AddHalos(const ir::Operation& op, const ops::ShardingRule& rule,
@@ -164,11 +192,9 @@ void FunctionPartitioner::AddHalos(const ir::Operation& op, const ops::ShardingR
       const int f = rule.operands[i][d];
       if (f < 0 || !rule.factors[f].window || factors.axes()[f].empty()) continue;
       const ops::ShardingRule::Window& w = *rule.factors[f].window;
-      std::optional<ir::Value> edge;
-      const int pad = i < static_cast<int>(rule.pad_values.size()) ? rule.pad_values[i] : -1;
-      if (pad >= 0) edge = map.at(op.operand(pad).impl());
       ir::Value& v = map[op.operand(i).impl()];
-      v = emit_->Halo(v, static_cast<int64_t>(d), factors.axes()[f], w.HaloLo(), w.HaloHi(), edge);
+      v = emit_->Halo(v, static_cast<int64_t>(d), factors.axes()[f], w.HaloLo(), w.HaloHi(),
+                      PadValue(op, rule, i, map));
     }
   }
 }
@@ -257,10 +283,18 @@ Status FunctionPartitioner::Return(const ir::Function& f, const ir::Operation& o
     if (i < static_cast<int>(f.result_attrs().size())) attrs = f.result_attrs()[i];
     attrs.Erase("sdy.sharding");
     attrs.Set("mhlo.sharding", ir::Attribute::String(ToHlo(mesh_, want).ToString()));
+    NoteGlobalShape(v.type(), want, attrs);
   }
   out.set_type(std::move(type));
   emit_->Emit(op.name_str(), std::move(values), {});
   return Status::Ok();
+}
+
+void FunctionPartitioner::NoteGlobalShape(const ir::Type& global, const Sharding& s,
+                                          ir::AttributeMap& attrs) const {
+  if (SplitsEvenly(mesh_, global, s)) return;
+  attrs.Set(std::string(ir::kGlobalShape),
+            ir::Attribute::DenseArray(ir::ElementType::kSI64, global.shape()));
 }
 
 }  // namespace tpusim::spmd

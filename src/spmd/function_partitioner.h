@@ -49,6 +49,12 @@ class FunctionPartitioner {
   Status PartitionOps(const ir::Block& in);
   Status PartitionOp(const ir::Operation& op);
   Status Split(const ir::Operation& op, const ops::ShardingRule& rule);
+  // The value operand `i` of `op` reads where it has none (the rule's
+  // pad_values), from `map`; nullopt for zero.
+  std::optional<ir::Value> PadValue(const ir::Operation& op, const ops::ShardingRule& rule, int i,
+                                    const ir::ValueMap& map) const;
+  void MaskPadding(const ir::Operation& op, const ops::ShardingRule& rule,
+                   const FactorAxes& factors, ir::ValueMap& map);
   void AddHalos(const ir::Operation& op, const ops::ShardingRule& rule, const FactorAxes& factors,
                 ir::ValueMap& map);
   void DropSplitPadding(const ops::ShardingRule& rule, const FactorAxes& factors,
@@ -58,6 +64,8 @@ class FunctionPartitioner {
   void Whole(const ir::Operation& op);
   ir::Operation* Clone(const ir::Operation& op, ir::ValueMap& map);
   Status Return(const ir::Function& f, const ir::Operation& op, ir::Function& out);
+  // Writes `global`'s shape into `attrs` where `s` pads its tiles.
+  void NoteGlobalShape(const ir::Type& global, const Sharding& s, ir::AttributeMap& attrs) const;
 
   // control_flow.cc: while, if and case, their bodies partitioned too.
   Status PartitionWhile(const ir::Operation& op);
@@ -81,7 +89,7 @@ class FunctionPartitioner {
   ir::Value Reshard(ir::Value v, const Sharding& target);
   std::optional<int64_t> ScatterDim(const Local& l, const Sharding& target) const;
   void MoveAxes(Local& l, const Sharding& target);
-  void GatherAndSlice(Local& l, const Sharding& target);
+  void GatherAndSlice(Local& l, const Sharding& target, const ir::Type& global);
   std::optional<ir::Value> Resharded(ir::Value v, const Sharding& s) const;
   void Remember(ir::Value v, const Sharding& s, ir::Value local);
   // Emits into `block` (a region's) until Leave.

@@ -69,7 +69,7 @@ Status FunctionPartitioner::PartitionManualComputation(const ir::Operation& op) 
     const ir::Type& whole = op.result(r).type();
     TPUSIM_ASSIGN_OR_RETURN(Sharding s, annotations_.Sdy(out[r], whole));
     ir::Value tile = map.at(ret.operand(r).impl());
-    TPUSIM_ASSIGN_OR_RETURN(ir::Type want, LocalType(mesh_, whole, s));
+    const ir::Type want = LocalType(mesh_, whole, s);
     TPUSIM_RETURN_IF_ERROR(CheckTile(want, tile.type(), "result " + std::to_string(r)));
     locals_[op.result(r).impl()] = {tile, s, {}, {}};
   }
@@ -85,7 +85,7 @@ Status FunctionPartitioner::PartitionGspmdManual(const ir::Operation& op) {
     TPUSIM_ASSIGN_OR_RETURN(auto own, annotations_.OpResults(op));
     const ir::Type& whole = op.result(0).type();
     const Sharding s = own[0] ? *own[0] : ReplicatedFor(op.result(0));
-    TPUSIM_ASSIGN_OR_RETURN(ir::Type want, LocalType(mesh_, whole, s));
+    const ir::Type want = LocalType(mesh_, whole, s);
     ir::Value tile = locals_.at(op.operand(0).impl()).value;
     TPUSIM_RETURN_IF_ERROR(CheckTile(want, tile.type(), "the result"));
     locals_[op.result(0).impl()] = {tile, s, {}, {}};

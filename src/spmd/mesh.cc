@@ -180,19 +180,19 @@ ir::HloSharding ToHlo(const Mesh& mesh, const Sharding& s) {
   return out;
 }
 
-StatusOr<ir::Type> LocalType(const Mesh& mesh, const ir::Type& global, const Sharding& s) {
+ir::Type LocalType(const Mesh& mesh, const ir::Type& global, const Sharding& s) {
   if (!global.is_tensor() || s.IsReplicated()) return global;
   ir::Shape shape = global.shape();
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const int64_t tiles = mesh.Size(s.dims[d]);
-    if (shape[d] % tiles != 0) {
-      return Unimplemented("dimension " + std::to_string(d) + " of " + global.ToString() +
-                           " split " + std::to_string(tiles) +
-                           " ways: uneven shards (padding) are not partitioned yet");
-    }
-    shape[d] /= tiles;
-  }
+  for (size_t d = 0; d < shape.size(); ++d) shape[d] = PartSize(shape[d], mesh.Size(s.dims[d]));
   return ir::Type::Tensor(global.element(), shape);
+}
+
+bool SplitsEvenly(const Mesh& mesh, const ir::Type& global, const Sharding& s) {
+  if (!global.is_tensor()) return true;
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    if (global.dim(static_cast<int64_t>(d)) % mesh.Size(s.dims[d]) != 0) return false;
+  }
+  return true;
 }
 
 }  // namespace tpusim::spmd

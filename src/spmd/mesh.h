@@ -67,9 +67,15 @@ StatusOr<Sharding> FromHlo(const Mesh& mesh, const ir::HloSharding& s, int64_t r
 // The same sharding in XLA's form, devices listed explicitly.
 ir::HloSharding ToHlo(const Mesh& mesh, const Sharding& s);
 
+// A dimension of `size` split `parts` ways: each device's part, the last
+// ones padded at the end where it does not divide (XLA's uneven shards).
+inline int64_t PartSize(int64_t size, int64_t parts) { return (size + parts - 1) / parts; }
+
+// Whether every dimension of `global` splits evenly over its axes in `s`.
+bool SplitsEvenly(const Mesh& mesh, const ir::Type& global, const Sharding& s);
+
 // The type of each device's tile of a `global` value sharded by `s`.
-// kUnimplemented unless each sharded dimension divides evenly.
-StatusOr<ir::Type> LocalType(const Mesh& mesh, const ir::Type& global, const Sharding& s);
+ir::Type LocalType(const Mesh& mesh, const ir::Type& global, const Sharding& s);
 
 }  // namespace tpusim::spmd
 

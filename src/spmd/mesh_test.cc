@@ -71,15 +71,17 @@ TEST(MeshSharding, RefusesWhatNoMeshHolds) {
   EXPECT_EQ(maximal.status().code(), StatusCode::kUnimplemented);
 }
 
-TEST(MeshSharding, LocalTypesDivideEvenlyOrSaySo) {
+TEST(MeshSharding, UnevenTilesArePaddedAtTheEnd) {
   Mesh mesh(4);
   Sharding s{{{0, 1}, {}}};
-  auto local = LocalType(mesh, ir::Type::Tensor(ir::ElementType::kF32, {8, 3}), s);
-  ASSERT_TRUE(local.ok());
-  EXPECT_EQ(local->shape(), (ir::Shape{2, 3}));
-  auto uneven = LocalType(mesh, ir::Type::Tensor(ir::ElementType::kF32, {6, 3}), s);
-  EXPECT_EQ(uneven.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(uneven.status().message().find("uneven"), std::string::npos);
+  const ir::Type even = ir::Type::Tensor(ir::ElementType::kF32, {8, 3});
+  EXPECT_EQ(LocalType(mesh, even, s).shape(), (ir::Shape{2, 3}));
+  EXPECT_TRUE(SplitsEvenly(mesh, even, s));
+  const ir::Type uneven = ir::Type::Tensor(ir::ElementType::kF32, {6, 3});
+  EXPECT_EQ(LocalType(mesh, uneven, s).shape(), (ir::Shape{2, 3}));
+  EXPECT_FALSE(SplitsEvenly(mesh, uneven, s));
+  const ir::Type tiny = ir::Type::Tensor(ir::ElementType::kF32, {3, 3});
+  EXPECT_EQ(LocalType(mesh, tiny, s).shape(), (ir::Shape{1, 3}));  // the last device: padding
 }
 
 }  // namespace

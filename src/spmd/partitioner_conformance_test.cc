@@ -1,7 +1,7 @@
 // Partitioning never changes results: every conformance function without
-// collectives, its inputs given random shardings on 1, 2, 4 and 8 devices,
-// gives the single-device run's outcome once partitioned and run on every
-// device. The same bits where no reduction was split across devices;
+// collectives, its inputs given random shardings (even or padded) on 1, 2,
+// 4 and 8 devices, gives the single-device run's outcome once partitioned
+// and run on every device. The same bits where no reduction was split across devices;
 // otherwise floating-point results may differ by reassociation, and the
 // programs' own checks still hold.
 #include <gtest/gtest.h>
@@ -30,7 +30,8 @@ using test::RunPartitioned;
 using test::RunWhole;
 
 // A random sharding of `shape`: each mesh axis, in random order, splits a
-// random dimension it divides, or none.
+// random dimension, or none. Dimensions the axes do not divide (padded
+// shards) are picked as often as those they divide.
 Sharding RandomSharding(const Mesh& mesh, const ir::Shape& shape, std::mt19937& rng) {
   Sharding s = Sharding::Replicated(static_cast<int64_t>(shape.size()));
   std::vector<int> axes(mesh.num_axes());
@@ -39,7 +40,7 @@ Sharding RandomSharding(const Mesh& mesh, const ir::Shape& shape, std::mt19937& 
   for (int a : axes) {
     std::vector<size_t> fits;
     for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] % (mesh.Size(s.dims[d]) * mesh.axis_size(a)) == 0) fits.push_back(d);
+      if (shape[d] > 1) fits.push_back(d);
     }
     const size_t pick = rng() % (fits.size() + 1);  // fits.size(): leave the axis out
     if (pick < fits.size()) s.dims[fits[pick]].push_back(a);
@@ -62,10 +63,11 @@ bool RunsPerDevice(const ir::Module& module) {
 }
 
 // `module` for `devices` partitions, each input of `function` (the results
-// of its calls and constants) annotated with a random sharding.
+// of its calls and constants) annotated with a random sharding; `uneven`
+// is set if any of them pads its tiles.
 std::unique_ptr<ir::Module> WithRandomShardings(const ir::Module& module,
                                                 const std::string& function, int64_t devices,
-                                                std::mt19937& rng) {
+                                                std::mt19937& rng, bool& uneven) {
   std::unique_ptr<ir::Module> out = ir::CloneModule(module);
   out->attrs().Set("mhlo.num_partitions", ir::Attribute::Int(devices, ir::ElementType::kSI32));
   const Mesh mesh(devices);
@@ -85,6 +87,7 @@ std::unique_ptr<ir::Module> WithRandomShardings(const ir::Module& module,
     for (ir::Value v : op->results()) {
       if (!v.type().is_tensor() || v.type().num_elements() == 0) continue;
       Sharding s = RandomSharding(mesh, v.type().shape(), rng);
+      uneven |= !SplitsEvenly(mesh, v.type(), s);
       auto mark = std::make_unique<ir::Operation>(ir::OpName("stablehlo.custom_call"), op->loc());
       mark->attrs().Set("call_target_name", ir::Attribute::String("Sharding"));
       mark->attrs().Set("mhlo.sharding", ir::Attribute::String(ToHlo(mesh, s).ToString()));
@@ -127,7 +130,7 @@ std::string Difference(const Outcome& whole, const Outcome& split, bool exact) {
 TEST(PartitionerConformance, RandomShardingsKeepResults) {
   std::vector<fs::path> files = test::ConformanceFiles();
   if (files.empty()) GTEST_SKIP() << "no conformance programs";
-  int checked = 0, split = 0;
+  int checked = 0, split = 0, padded = 0;
   std::map<std::string, int> inserted;
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
@@ -140,7 +143,9 @@ TEST(PartitionerConformance, RandomShardingsKeepResults) {
         const Outcome whole = RunWhole(**c.module, fn->name());
         std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(name + fn->name())));
         for (int64_t devices : {1, 2, 4, 8}) {
-          auto sharded = WithRandomShardings(**c.module, fn->name(), devices, rng);
+          bool uneven = false;
+          auto sharded = WithRandomShardings(**c.module, fn->name(), devices, rng, uneven);
+          padded += uneven;
           PartitionStats stats;
           auto partitioned = Partition(*sharded, fn->name(), &stats);
           const std::string where = name + ":" + std::to_string(fn->loc().line) + " @" +
@@ -161,13 +166,16 @@ TEST(PartitionerConformance, RandomShardingsKeepResults) {
     }
   }
   EXPECT_GT(checked, 3000);
+  EXPECT_GT(padded, 1000);
   // The random shardings exercise every way of moving data.
   for (const char* op : {"stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.all_reduce",
                          "stablehlo.dynamic_slice"}) {
     EXPECT_GT(inserted[op], 10) << op;
   }
-  std::printf("%d partitioned runs checked, %d with reductions split across devices\n", checked,
-              split);
+  std::printf(
+      "%d partitioned runs checked, %d with padded shards, %d with reductions split across "
+      "devices\n",
+      checked, padded, split);
 }
 
 }  // namespace

@@ -386,15 +386,6 @@ TEST(Partitioner, BadShardingsAreLocatedErrors) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("test.mlir:3:"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("spans 4 devices"), std::string::npos) << s.message();
-
-  s = Error(Program(4, R"(
-  func.func @main(%x: tensor<6xf32>) -> tensor<6xf32> {
-    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<6xf32>) -> tensor<6xf32>
-    return %0 : tensor<6xf32>
-  })"));
-  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("test.mlir:4:"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("uneven"), std::string::npos) << s.message();
 }
 
 }  // namespace

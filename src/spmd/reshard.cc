@@ -21,12 +21,16 @@ std::optional<int64_t> FunctionPartitioner::ScatterDim(const Local& l,
   return dim;
 }
 
+// Padded (uneven) shards move only by gathering: an all-to-all or a
+// reduce-scatter would need every device's part the same size.
 ir::Value FunctionPartitioner::Reshard(ir::Value v, const Sharding& target) {
   if (std::optional<ir::Value> done = Resharded(v, target)) return *done;
   const Local& l = locals_.at(v.impl());
   Local moving = {l.value, l.sharding, {}, {}};
+  const bool even =
+      SplitsEvenly(mesh_, v.type(), l.sharding) && SplitsEvenly(mesh_, v.type(), target);
   if (!l.partial.empty()) {
-    if (std::optional<int64_t> d = ScatterDim(l, target)) {
+    if (std::optional<int64_t> d = even ? ScatterDim(l, target) : std::nullopt) {
       ir::Value scattered = emit_->ReduceScatter(l.value, *d, l.partial, l.combiner);
       Remember(v, target, scattered);
       return scattered;
@@ -39,8 +43,8 @@ ir::Value FunctionPartitioner::Reshard(ir::Value v, const Sharding& target) {
     moving.value = *combined;
   }
   if (moving.sharding == target) return moving.value;
-  MoveAxes(moving, target);
-  GatherAndSlice(moving, target);
+  if (even) MoveAxes(moving, target);
+  GatherAndSlice(moving, target, v.type());
   Remember(v, target, moving.value);
   return moving.value;
 }
@@ -96,17 +100,29 @@ void FunctionPartitioner::MoveAxes(Local& l, const Sharding& target) {
 }
 
 // Gathers each dimension whose axes do not begin `target`'s, then slices
-// what `target` splits further.
-void FunctionPartitioner::GatherAndSlice(Local& l, const Sharding& target) {
+// what `target` splits further. A dimension split unevenly before or after
+// is gathered whole, its padding cut off, and padded again for the slice.
+void FunctionPartitioner::GatherAndSlice(Local& l, const Sharding& target, const ir::Type& global) {
   std::vector<Axes> slices(target.dims.size());
   bool slice = false;
   for (size_t d = 0; d < target.dims.size(); ++d) {
+    const auto dim = static_cast<int64_t>(d);
     const Axes& have = l.sharding.dims[d];
     const Axes& want = target.dims[d];
+    const int64_t size = global.dim(dim), parts = mesh_.Size(want);
     const bool prefix =
         have.size() <= want.size() && std::equal(have.begin(), have.end(), want.begin());
-    if (!prefix) l.value = emit_->AllGather(l.value, static_cast<int64_t>(d), have);
-    slices[d].assign(want.begin() + static_cast<int64_t>(prefix ? have.size() : 0), want.end());
+    const bool even = size % mesh_.Size(have) == 0 && size % parts == 0;
+    if (prefix && (even || have == want)) {
+      slices[d].assign(want.begin() + static_cast<int64_t>(have.size()), want.end());
+    } else {
+      if (!have.empty()) {
+        l.value = emit_->AllGather(l.value, dim, have);
+        if (l.value.type().dim(dim) > size) l.value = emit_->Rows(l.value, dim, 0, size);
+      }
+      if (size % parts != 0) l.value = emit_->PadTo(l.value, dim, PartSize(size, parts) * parts);
+      slices[d] = want;
+    }
     slice |= !slices[d].empty();
   }
   if (slice) l.value = emit_->Slice(l.value, slices);

@@ -33,8 +33,7 @@ inline Tensor Assemble(const ir::Module& module, const ir::Function& f, int i,
                        const std::vector<Tensor>& tiles) {
   auto s = ir::ResultSharding(module, f, i);
   if (!s.ok() || !*s || (*s)->kind != ir::HloSharding::Kind::kTiled) return tiles[0];
-  ir::Shape shape = tiles[0].shape();
-  for (size_t d = 0; d < shape.size(); ++d) shape[d] *= (*s)->tile_dims[d];
+  const ir::Shape shape = ir::GlobalShape(tiles[0].shape(), **s, f.result_attrs()[i]);
   Tensor whole = *Tensor::Allocate(ir::Type::Tensor(tiles[0].element(), shape));
   for (size_t d = 0; d < tiles.size(); ++d) {
     InsertTile(tiles[d], *ir::TileOffset(**s, tiles[0].shape(), static_cast<int64_t>(d)), whole);

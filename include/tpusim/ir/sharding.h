@@ -22,6 +22,11 @@ namespace tpusim::ir {
 // say, and is never partitioned again.
 inline constexpr std::string_view kSpmdPartitioned = "tpusim.spmd_partitioned";
 
+// An argument or result attribute of a partitioned function (array<i64>):
+// the whole array's shape where its dimensions do not split evenly, so
+// that each device's tile is padded at the end (XLA's uneven shards).
+inline constexpr std::string_view kGlobalShape = "tpusim.global_shape";
+
 // XLA's HloSharding. A tiled sharding splits dimension d into tile_dims[d]
 // tiles; tile t (row-major over tile_dims) lives on devices[t]. With
 // last_tile_dim_replicate, the last tile dimension is not a tensor dimension
@@ -65,6 +70,10 @@ StatusOr<std::optional<HloSharding>> OpSharding(const Module& module, const Oper
 // Where the tile of `device` starts in the whole array under tiled sharding
 // `s`, given the tile's shape; nullopt if `s` puts no tile on `device`.
 std::optional<Shape> TileOffset(const HloSharding& s, const Shape& tile, int64_t device);
+
+// The whole array that tiles of shape `tile` under tiled sharding `s` make:
+// `attrs`' kGlobalShape where it has one, else the tiles side by side.
+Shape GlobalShape(const Shape& tile, const HloSharding& s, const AttributeMap& attrs);
 
 }  // namespace tpusim::ir
 

@@ -46,6 +46,10 @@ struct ShardingRule {
     // False for a dimension the op needs whole (a reshape's minor split
     // dimensions): it is never sharded.
     bool shardable = true;
+    // False where a split that does not divide the size would misplace
+    // rows: its last devices' padding would land amid the result's rows (a
+    // reshape's merged dimensions) or nobody knows (a custom kernel's).
+    bool splits_unevenly = true;
     std::optional<Window> window;
   };
   std::vector<Factor> factors;
@@ -61,8 +65,9 @@ struct ShardingRule {
   // The attribute of [lo, hi] rows that windowed factors' padding is in; a
   // device's op pads nothing where its halo brings the rows instead.
   std::string padding;
-  // Per operand with windowed factors: the operand holding the value a
-  // window reads beyond the array's edges, or -1 for zero.
+  // Per operand: the operand holding the value it reads as where there is
+  // none (beyond a window's edges, in the padding of a reduction factor
+  // split unevenly), or -1 (or no entry) for zero.
   std::vector<int> pad_values;
 
   // Adds a factor of `size` and returns its index.
@@ -90,7 +95,8 @@ ShardingRule PositionalShardingRule(const ir::Operation& op, const std::vector<i
 // `#sdy.op_sharding_rule`, as JAX puts on custom calls); nullopt without
 // one, or when it does not fit the op's types. Compound dimensions and
 // reduction, need_replication and permutation factors stay whole: how a
-// custom kernel's partial results combine is not written down.
+// custom kernel's partial results combine is not written down, nor what it
+// makes of padding, so no factor splits unevenly.
 std::optional<ShardingRule> DeclaredShardingRule(const ir::Operation& op);
 
 }  // namespace tpusim::ops

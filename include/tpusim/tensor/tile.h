@@ -7,11 +7,13 @@
 
 namespace tpusim {
 
-// Fills `tile` with the box of `whole` that starts at `offset`.
-// REQUIRES: same element type; the box lies within `whole`.
+// Fills `tile` with the box of `whole` that starts at `offset`. Where the
+// box reaches past `whole` (a padded tile of an uneven sharding), `tile`
+// keeps what it held. REQUIRES: same element type and rank.
 void ExtractTile(const Tensor& whole, const ir::Shape& offset, Tensor& tile);
 
-// Writes `tile` into `whole` at `offset`. REQUIRES: as for ExtractTile.
+// Writes `tile` into `whole` at `offset`, but for what lies past `whole`.
+// REQUIRES: as for ExtractTile.
 void InsertTile(const Tensor& tile, const ir::Shape& offset, Tensor& whole);
 
 }  // namespace tpusim
