@@ -13,6 +13,7 @@
 
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/mpi/world.h"
+#include "tpusim/planner/model_command.h"
 #include "tpusim/runtime/check.h"
 #include "tpusim/runtime/convert.h"
 #include "tpusim/runtime/run.h"
@@ -134,6 +135,25 @@ int Main(int argc, char** argv) {
   CLI::App* chips_cmd = app.add_subcommand("chips", "list the chip presets with their sources");
   chips_cmd->add_option("--dump", dump_chip, "print a preset as a TOML chip file to edit");
 
+  tpusim::planner::ModelCommand model;
+  CLI::App* model_cmd = app.add_subcommand(
+      "model", "the model library: a model's sizes, or its train step as a global program");
+  model_cmd->add_option("name", model.name, "a model of the library (see --list)");
+  model_cmd->add_flag("--list", model.list, "list the library's models");
+  model_cmd->add_option("--file", model.file, "a model described in TOML (as models/*.toml)");
+  model_cmd->add_option("--emit", model.emit, "write the train step (StableHLO) to this file");
+  model_cmd->add_option("--batch", model.step.batch, "global batch, in sequences")
+      ->capture_default_str();
+  model_cmd->add_option("--seq", model.step.seq, "sequence length (default: the model's)");
+  model_cmd->add_option("--mesh", model.mesh,
+                        "shardings over a mesh of data, fsdp and tensor axes: data=2,fsdp=4");
+  model_cmd->add_option("--dtype", model.step.dtype, "activations: bf16, f32 or f64")
+      ->capture_default_str();
+  model_cmd
+      ->add_option("--param-dtype", model.step.param_dtype,
+                   "parameters and optimizer moments: f32, bf16 or f64")
+      ->capture_default_str();
+
   CLI::App* slices_cmd =
       app.add_subcommand("slices", "list the pod slices (accelerator types) with their tori");
 
@@ -173,6 +193,10 @@ int Main(int argc, char** argv) {
     if (!chip.ok()) return Fail(chip.status());
     std::fputs(tpusim::hw::DumpChipToml(*chip).c_str(), stdout);
     return 0;
+  }
+  if (*model_cmd) {
+    Status st = tpusim::planner::RunModelCommand(model, stdout);
+    return st.ok() ? 0 : Fail(st);
   }
   if (*slices_cmd) {
     tpusim::runtime::ListSlices(stdout);

@@ -1,0 +1,44 @@
+// A model's training step as a global StableHLO program, as JAX lowers a
+// jitted step: forward, backward and AdamW over parameters stacked by
+// layer, the layers a loop (a scan), shardings on a named mesh for the SPMD
+// partitioner to split.
+#ifndef TPUSIM_MODEL_TRAIN_STEP_H_
+#define TPUSIM_MODEL_TRAIN_STEP_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/model/model.h"
+
+namespace tpusim::model {
+
+struct TrainStepOptions {
+  int64_t batch = 1;  // global, in sequences
+  int64_t seq = 0;    // 0: the model's max_seq
+  // Element type of activations and matmul inputs; parameters and the
+  // optimizer's moments are kept in `param_dtype`.
+  std::string dtype = "bf16";
+  std::string param_dtype = "f32";
+  // The mesh: axes from "data" (splits the batch), "fsdp" (splits the batch
+  // and every weight's model dimension) and "tensor" (splits heads and the
+  // MLP's hidden units), with their sizes. Empty: no shardings.
+  std::vector<std::pair<std::string, int64_t>> mesh;
+  double learning_rate = 1e-4, beta1 = 0.9, beta2 = 0.95, epsilon = 1e-8, weight_decay = 0.1;
+  double norm_epsilon = 1e-5;
+};
+
+// The step as StableHLO text: @main(parameters..., first moments...,
+// second moments..., step, tokens, targets) -> (the same updated..., loss).
+// Layers are rematerialized whole in the backward pass (MaxText's
+// remat_policy=full): only each layer's input is kept. kUnimplemented for
+// what it does not build yet (mixture of experts, LayerNorm, biases,
+// learned positions); kInvalidArgument for options that cannot be (a
+// batch the mesh's batch axes do not divide).
+StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
+
+}  // namespace tpusim::model
+
+#endif  // TPUSIM_MODEL_TRAIN_STEP_H_

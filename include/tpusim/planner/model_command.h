@@ -1,0 +1,32 @@
+// `tpusim model`: the model library, a model's sizes, and its train step
+// emitted as a global StableHLO program for `tpusim run` and the planner.
+#ifndef TPUSIM_PLANNER_MODEL_COMMAND_H_
+#define TPUSIM_PLANNER_MODEL_COMMAND_H_
+
+#include <cstdio>
+#include <string>
+
+#include "tpusim/base/status.h"
+#include "tpusim/model/train_step.h"
+
+namespace tpusim::planner {
+
+struct ModelCommand {
+  bool list = false;
+  std::string name;  // a library model...
+  std::string file;  // ...or a TOML model file
+  std::string emit;  // where the train step goes; empty: describe the model
+  std::string mesh;  // "data=2,fsdp=4,tensor=2"
+  model::TrainStepOptions step;
+};
+
+// Lists, describes or emits as `c` says, writing to `out`. Errors name the
+// flag or file at fault; a file is written whole or not at all.
+Status RunModelCommand(const ModelCommand& c, std::FILE* out);
+
+// "data=2,fsdp=4" as (axis, size) pairs; kInvalidArgument naming the flag.
+StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseMesh(const std::string& flag);
+
+}  // namespace tpusim::planner
+
+#endif  // TPUSIM_PLANNER_MODEL_COMMAND_H_

@@ -1,0 +1,515 @@
+#include "tpusim/model/train_step.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "model/hlo_writer.h"
+
+namespace tpusim::model {
+namespace {
+
+// A parameter: its name, shape and the mesh axes of each dimension.
+struct Param {
+  std::string name;
+  Dims shape;
+  std::vector<std::vector<std::string>> axes;
+  bool per_layer = true;  // stacked by layer: the loops carry it
+};
+
+// One layer's weights, in the compute type.
+struct Weights {
+  Val norm1, wq, wk, wv, wo, norm2, gate, up, down;
+};
+
+// What a layer's forward pass computes, kept for its backward pass.
+struct LayerActs {
+  Val x, h1, q, k, v, p, o, x2, h2, gate, up, act, y;
+};
+
+class TrainStepBuilder {
+ public:
+  TrainStepBuilder(const ModelSpec& m, const TrainStepOptions& o)
+      : m_(m),
+        o_(o),
+        b_(o.batch),
+        s_(o.seq > 0 ? o.seq : m.max_seq),
+        d_(m.d_model),
+        h_(m.heads),
+        kv_(m.kv_heads),
+        hd_(m.head_dim),
+        f_(m.d_ff) {}
+
+  std::string Build();
+
+ private:
+  bool Gated() const { return m_.mlp != Mlp::kGelu; }
+  std::vector<Param> Params() const;
+  std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
+  std::string BatchSharding(int64_t rank) const;
+  Val Scalar(double v, const std::string& element) { return w_.Splat(v, {}, element); }
+  Val Fill(double v, const Val& like) { return w_.Splat(v, like.shape, like.element); }
+  // a (op) b, b's dimensions the leading ones of a's.
+  Val Lead(const std::string& op, const Val& a, const Val& b) { return w_.BinaryLeading(op, a, b); }
+  // a (op) b for b of a's last dimension.
+  Val Trail(const std::string& op, const Val& a, const Val& b) {
+    return w_.Binary(op, a, w_.Broadcast(b, a.shape, {a.rank() - 1}));
+  }
+  Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
+  Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
+  Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
+  // x W over x's last dimension and W's first.
+  Val Proj(const Val& x, const Val& w) { return w_.Dot(x, w, {}, {}, {2}, {0}); }
+  // dy W^T.
+  Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
+  // x^T dy over the batch and sequence: a weight's gradient.
+  Val WeightGrad(const Val& x, const Val& dy) { return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}); }
+
+  Val Rsqrt(const Val& x);
+  Val RmsNorm(const Val& x, const Val& g);
+  // dx of RmsNorm(x, g) for dy; its scale's gradient in `dg`.
+  Val RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
+  Val Activation(const Val& x);      // silu or gelu
+  Val ActivationGrad(const Val& x);  // its derivative
+  LayerActs Forward(const Weights& w, const Val& x);
+  // dx for dy; the weights' gradients in `grads` (by parameter name).
+  Val Backward(const Weights& w, const LayerActs& a, const Val& dy,
+               std::map<std::string, Val>& grads);
+  Weights LayerWeights(const std::map<std::string, Val>& stacks, const Val& i);
+  Val Loss(const Val& logits, const Val& targets, Val& dlogits);
+  void AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
+             std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v);
+  std::string Loop(const std::vector<Val>& init, const std::vector<std::string>& names,
+                   const std::function<std::vector<Val>(const std::vector<Val>&)>& body,
+                   std::vector<Val>& results);
+
+  const ModelSpec& m_;
+  const TrainStepOptions& o_;
+  const int64_t b_, s_, d_, h_, kv_, hd_, f_;
+  HloWriter w_;
+};
+
+std::vector<Param> TrainStepBuilder::Params() const {
+  const int64_t l = m_.layers, q = h_ * hd_, k = kv_ * hd_;
+  const std::vector<std::string> none, fsdp = {"fsdp"}, tensor = {"tensor"};
+  std::vector<Param> p = {
+      {"embed", {m_.vocab, d_}, {tensor, fsdp}, false},
+      {"norm1", {l, d_}, {none, none}},
+      {"wq", {l, d_, q}, {none, fsdp, tensor}},
+      {"wk", {l, d_, k}, {none, fsdp, tensor}},
+      {"wv", {l, d_, k}, {none, fsdp, tensor}},
+      {"wo", {l, q, d_}, {none, tensor, fsdp}},
+      {"norm2", {l, d_}, {none, none}},
+  };
+  if (Gated()) p.push_back({"gate", {l, d_, f_}, {none, fsdp, tensor}});
+  p.push_back({"up", {l, d_, f_}, {none, fsdp, tensor}});
+  p.push_back({"down", {l, f_, d_}, {none, tensor, fsdp}});
+  p.push_back({"final_norm", {d_}, {none}, false});
+  if (!m_.tied_embeddings) p.push_back({"unembed", {d_, m_.vocab}, {fsdp, tensor}, false});
+  return p;
+}
+
+// Axes the mesh lacks (or has of size 1) drop out.
+std::string TrainStepBuilder::Sharding(const std::vector<std::vector<std::string>>& axes) const {
+  if (o_.mesh.empty()) return "";
+  std::string s = "#sdy.sharding<@mesh, [";
+  for (size_t d = 0; d < axes.size(); ++d) {
+    std::string dim;
+    for (const std::string& a : axes[d]) {
+      for (const auto& [name, size] : o_.mesh) {
+        if (name == a && size > 1) dim += std::string(dim.empty() ? "" : ", ") + "\"" + a + "\"";
+      }
+    }
+    s += std::string(d ? ", " : "") + "{" + dim + "}";
+  }
+  return s + "]>";
+}
+
+std::string TrainStepBuilder::BatchSharding(int64_t rank) const {
+  std::vector<std::vector<std::string>> axes(rank);
+  axes[0] = {"data", "fsdp"};
+  return Sharding(axes);
+}
+
+Val TrainStepBuilder::Rsqrt(const Val& x) { return w_.Unary("rsqrt", x); }
+
+Val TrainStepBuilder::RmsNorm(const Val& x, const Val& g) {
+  const Val ms = w_.Reduce("add", Mul(x, x), {2});
+  const Val r = Rsqrt(
+      Add(w_.Binary("divide", ms, Fill(static_cast<double>(d_), ms)), Fill(o_.norm_epsilon, ms)));
+  return Trail("multiply", Lead("multiply", x, r), g);
+}
+
+// y = g x r with r = (mean(x^2) + eps)^-1/2:
+// dx = r (g dy) - x r^3 mean(g dy x), dg = sum(dy x r).
+Val TrainStepBuilder::RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
+  const Val ms = w_.Reduce("add", Mul(x, x), {2});
+  const Val n = Fill(static_cast<double>(d_), ms);
+  const Val r = Rsqrt(Add(w_.Binary("divide", ms, n), Fill(o_.norm_epsilon, ms)));
+  const Val xr = Lead("multiply", x, r);
+  dg = w_.Reduce("add", Mul(dy, xr), {0, 1});
+  const Val gdy = Trail("multiply", dy, g);
+  const Val c = w_.Binary("divide", w_.Reduce("add", Mul(gdy, x), {2}), n);
+  const Val r3c = Mul(Mul(Mul(r, r), r), c);
+  return Sub(Lead("multiply", gdy, r), Lead("multiply", x, r3c));
+}
+
+// silu(x) = x sigmoid(x); gelu by its tanh approximation, as JAX's default.
+Val TrainStepBuilder::Activation(const Val& x) {
+  if (m_.mlp == Mlp::kSwiGlu) return Mul(x, w_.Unary("logistic", x));
+  const Val x3 = Mul(Mul(x, x), x);
+  const Val u = Mul(Fill(std::sqrt(2 / M_PI), x), Add(x, Mul(Fill(0.044715, x), x3)));
+  return Mul(Mul(Fill(0.5, x), x), Add(Fill(1, x), w_.Unary("tanh", u)));
+}
+
+Val TrainStepBuilder::ActivationGrad(const Val& x) {
+  if (m_.mlp == Mlp::kSwiGlu) {
+    const Val s = w_.Unary("logistic", x);
+    return Mul(s, Add(Fill(1, x), Mul(x, Sub(Fill(1, x), s))));
+  }
+  const Val c = Fill(std::sqrt(2 / M_PI), x), a = Fill(0.044715, x), one = Fill(1, x);
+  const Val xx = Mul(x, x);
+  const Val t = w_.Unary("tanh", Mul(c, Add(x, Mul(a, Mul(xx, x)))));
+  const Val du = Mul(c, Add(one, Mul(Fill(3 * 0.044715, x), xx)));
+  const Val half = Fill(0.5, x);
+  return Add(Mul(half, Add(one, t)), Mul(Mul(half, x), Mul(Sub(one, Mul(t, t)), du)));
+}
+
+LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
+  LayerActs a;
+  a.x = w_.Constraint(x, BatchSharding(3));
+  a.h1 = RmsNorm(a.x, w.norm1);
+  const int64_t g = h_ / kv_;
+  a.q = w_.Reshape(Proj(a.h1, w.wq), {b_, s_, h_, hd_});
+  auto heads = [&](const Val& kv) {  // each kv head serves g query heads
+    const Val r = w_.Reshape(Proj(a.h1, kv), {b_, s_, kv_, hd_});
+    if (g == 1) return r;
+    return w_.Reshape(w_.Broadcast(r, {b_, s_, kv_, g, hd_}, {0, 1, 2, 4}), {b_, s_, h_, hd_});
+  };
+  a.k = heads(w.wk);
+  a.v = heads(w.wv);
+  Val scores = w_.Dot(a.q, a.k, {0, 2}, {0, 2}, {3}, {3});  // b h s t
+  scores = Mul(scores, Fill(1 / std::sqrt(static_cast<double>(hd_)), scores));
+  const Val is = w_.Iota(scores.shape, 2, "i32"), it = w_.Iota(scores.shape, 3, "i32");
+  scores = w_.Select(w_.Compare("GE", is, it), scores, Fill(-1e9, scores));
+  const Val e =
+      w_.Unary("exponential", Lead("subtract", scores, w_.Reduce("maximum", scores, {3})));
+  a.p = Lead("divide", e, w_.Reduce("add", e, {3}));
+  const Val o = w_.Dot(a.p, a.v, {0, 1}, {0, 2}, {3}, {1});  // b h s d
+  a.o = w_.Reshape(w_.Transpose(o, {0, 2, 1, 3}), {b_, s_, h_ * hd_});
+  a.x2 = Add(a.x, Proj(a.o, w.wo));
+  a.h2 = RmsNorm(a.x2, w.norm2);
+  a.up = Proj(a.h2, w.up);
+  if (Gated()) {
+    a.gate = Proj(a.h2, w.gate);
+    a.act = Mul(Activation(a.gate), a.up);
+  } else {
+    a.act = Activation(a.up);
+  }
+  a.y = Add(a.x2, Proj(a.act, w.down));
+  return a;
+}
+
+Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
+                               std::map<std::string, Val>& grads) {
+  // MLP.
+  const Val dact = ProjBack(dy, w.down);
+  grads["down"] = WeightGrad(a.act, dy);
+  Val dh2;
+  if (Gated()) {
+    const Val dgate = Mul(Mul(dact, a.up), ActivationGrad(a.gate));
+    const Val dup = Mul(dact, Activation(a.gate));
+    grads["gate"] = WeightGrad(a.h2, dgate);
+    grads["up"] = WeightGrad(a.h2, dup);
+    dh2 = Add(ProjBack(dgate, w.gate), ProjBack(dup, w.up));
+  } else {
+    const Val dup = Mul(dact, ActivationGrad(a.up));
+    grads["up"] = WeightGrad(a.h2, dup);
+    dh2 = ProjBack(dup, w.up);
+  }
+  const Val dx2 = Add(dy, RmsNormBack(a.x2, w.norm2, dh2, grads["norm2"]));
+  // Attention.
+  grads["wo"] = WeightGrad(a.o, dx2);
+  const Val dout = w_.Transpose(w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_}), {0, 2, 1, 3});
+  const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});  // b h s t
+  const Val dv = w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2});  // b h t d
+  const Val rowsum = w_.Reduce("add", Mul(dp, a.p), {3});
+  Val dscores = Mul(a.p, Lead("subtract", dp, rowsum));
+  dscores = Mul(dscores, Fill(1 / std::sqrt(static_cast<double>(hd_)), dscores));
+  const Val dq = w_.Dot(dscores, a.k, {0, 1}, {0, 2}, {3}, {1});  // b h s d
+  const Val dk = w_.Dot(dscores, a.q, {0, 1}, {0, 2}, {2}, {1});  // b h t d
+  const int64_t g = h_ / kv_;
+  auto flat = [&](const Val& bhsd, int64_t heads) {
+    Val bshd = w_.Transpose(bhsd, {0, 2, 1, 3});
+    if (heads != h_) {  // a kv head's gradient sums its query heads'
+      bshd = w_.Reduce("add", w_.Reshape(bshd, {b_, s_, heads, g, hd_}), {3});
+    }
+    return w_.Reshape(bshd, {b_, s_, heads * hd_});
+  };
+  const Val dq2 = flat(dq, h_), dk2 = flat(dk, kv_), dv2 = flat(dv, kv_);
+  grads["wq"] = WeightGrad(a.h1, dq2);
+  grads["wk"] = WeightGrad(a.h1, dk2);
+  grads["wv"] = WeightGrad(a.h1, dv2);
+  const Val dh1 = Add(Add(ProjBack(dq2, w.wq), ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
+  return Add(dx2, RmsNormBack(a.x, w.norm1, dh1, grads["norm1"]));
+}
+
+Weights TrainStepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, const Val& i) {
+  auto take = [&](const char* name) {
+    auto it = stacks.find(name);
+    if (it == stacks.end()) return Val{};
+    return w_.Convert(w_.Layer(it->second, i), o_.dtype);
+  };
+  return {take("norm1"), take("wq"),   take("wk"), take("wv"),  take("wo"),
+          take("norm2"), take("gate"), take("up"), take("down")};
+}
+
+// Mean cross-entropy of `logits` (f32) against `targets`; its gradient in
+// `dlogits`.
+Val TrainStepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) {
+  const Val mx = w_.Reduce("maximum", logits, {2});
+  const Val e = w_.Unary("exponential", Lead("subtract", logits, mx));
+  const Val z = w_.Reduce("add", e, {2});
+  const Val lse = Add(w_.Unary("log", z), mx);
+  const Val hot = w_.Compare("EQ", w_.Iota(logits.shape, 2, "i32"),
+                             w_.Broadcast(targets, logits.shape, {0, 1}));
+  const Val picked = w_.Reduce("add", w_.Select(hot, logits, Fill(0, logits)), {2});
+  const double tokens = static_cast<double>(b_ * s_);
+  const Val loss = w_.Binary("divide", w_.Reduce("add", Sub(lse, picked), {0, 1}),
+                             Scalar(tokens, logits.element));
+  const Val softmax = Lead("divide", e, z);
+  const Val onehot = w_.Select(hot, Fill(1, logits), Fill(0, logits));
+  dlogits = w_.Binary("divide", Sub(softmax, onehot), Fill(tokens, logits));
+  return loss;
+}
+
+void TrainStepBuilder::AdamW(const Val& p, const Val& g, const Val& m, const Val& v,
+                             const Val& step, std::vector<Val>& out_p, std::vector<Val>& out_m,
+                             std::vector<Val>& out_v) {
+  const Val m2 = Add(Mul(Fill(o_.beta1, m), m), Mul(Fill(1 - o_.beta1, g), g));
+  const Val v2 = Add(Mul(Fill(o_.beta2, v), v), Mul(Fill(1 - o_.beta2, g), Mul(g, g)));
+  const Val t = w_.Convert(step, p.element);
+  auto correction = [&](double beta) {  // 1 - beta^step
+    const Val s = w_.Binary("power", Scalar(beta, t.element), t);
+    return w_.Broadcast(Sub(Scalar(1, t.element), s), p.shape, {});
+  };
+  const Val mhat = w_.Binary("divide", m2, correction(o_.beta1));
+  const Val vhat = w_.Binary("divide", v2, correction(o_.beta2));
+  const Val update =
+      Add(w_.Binary("divide", mhat, Add(w_.Unary("sqrt", vhat), Fill(o_.epsilon, p))),
+          Mul(Fill(o_.weight_decay, p), p));
+  out_p.push_back(Sub(p, Mul(Fill(o_.learning_rate, p), update)));
+  out_m.push_back(m2);
+  out_v.push_back(v2);
+}
+
+// A while loop over `init` (the counter first); `body` maps the carried
+// values to their next ones. Writes the results into `results`.
+std::string TrainStepBuilder::Loop(
+    const std::vector<Val>& init, const std::vector<std::string>&,
+    const std::function<std::vector<Val>(const std::vector<Val>&)>& body,
+    std::vector<Val>& results) {
+  std::vector<Val> args;
+  std::string header, types;
+  for (size_t i = 0; i < init.size(); ++i) {
+    args.push_back({w_.Fresh(), init[i].shape, init[i].element});
+    header += std::string(i ? ", " : "") + args[i].name + " = " + init[i].name;
+    types += std::string(i ? ", " : "") + init[i].Type();
+  }
+  const std::string name = w_.Fresh();
+  w_.Line(name + ":" + std::to_string(init.size()) + " = stablehlo.while(" + header +
+          ") : " + types);
+  w_.Line("cond {");
+  const Val limit = Scalar(static_cast<double>(m_.layers), "i32");
+  const Val more = w_.Compare("LT", args[0], limit);
+  w_.Line("  stablehlo.return " + more.name + " : tensor<i1>");
+  w_.Line("} do {");
+  std::vector<Val> next = body(args);
+  std::string names;
+  for (size_t i = 0; i < next.size(); ++i) names += std::string(i ? ", " : "") + next[i].name;
+  w_.Line("  stablehlo.return " + names + " : " + types);
+  w_.Line("}");
+  results.clear();
+  for (size_t i = 0; i < init.size(); ++i) {
+    results.push_back({name + "#" + std::to_string(i), init[i].shape, init[i].element});
+  }
+  return name;
+}
+
+std::string TrainStepBuilder::Build() {
+  const std::vector<Param> params = Params();
+  std::string signature, result_types, result_attrs;
+  auto arg = [&](const std::string& name, const Dims& shape, const std::string& element,
+                 const std::string& sharding) {
+    Val v{"%" + name, shape, element};
+    signature += std::string(signature.empty() ? "" : ",\n      ") + v.name + ": " + v.Type();
+    if (!sharding.empty()) signature += " {sdy.sharding = " + sharding + "}";
+    return v;
+  };
+  std::map<std::string, Val> p, stacks;
+  std::vector<Val> ps, ms, vs;
+  for (const char* prefix : {"", "m_", "v_"}) {
+    for (const Param& q : params) {
+      Val v = arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes));
+      (prefix[0] == 0 ? ps : prefix[0] == 'm' ? ms : vs).push_back(v);
+      if (prefix[0] == 0) p[q.name] = v;
+      if (prefix[0] == 0 && q.per_layer) stacks[q.name] = v;
+    }
+  }
+  const Val step = arg("step", {}, "f32", "");
+  const Val tokens = arg("tokens", {b_, s_}, "i32", BatchSharding(2));
+  const Val targets = arg("targets", {b_, s_}, "i32", BatchSharding(2));
+  std::vector<std::string> layer_names;
+  for (const Param& q : params) {
+    if (q.per_layer) layer_names.push_back(q.name);
+  }
+  const size_t n = layer_names.size();
+
+  // Forward: the layers in a loop that keeps each one's input.
+  const Val embed = w_.Convert(p["embed"], o_.dtype);
+  std::vector<std::vector<std::string>> saved_axes(4);
+  saved_axes[1] = {"data", "fsdp"};
+  std::vector<Val> init = {
+      Scalar(0, "i32"), w_.Gather(embed, tokens),
+      w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
+  for (const std::string& name : layer_names) init.push_back(stacks[name]);
+  std::vector<Val> fwd;
+  Loop(
+      init, {},
+      [&](const std::vector<Val>& a) {
+        std::map<std::string, Val> st;
+        for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
+        const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
+        std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y,
+                                 w_.SetLayer(a[2], a[1], a[0])};
+        next.insert(next.end(), a.begin() + 3, a.end());
+        return next;
+      },
+      fwd);
+
+  // The head and the loss.
+  const std::string loss_type = o_.dtype == "f64" ? "f64" : "f32";
+  const Val final_norm = w_.Convert(p["final_norm"], o_.dtype);
+  const Val hf = RmsNorm(fwd[1], final_norm);
+  const Val out = m_.tied_embeddings ? embed : w_.Convert(p["unembed"], o_.dtype);
+  const Val logits = m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out);
+  Val dlogits;
+  const Val loss = Loss(w_.Convert(logits, loss_type), targets, dlogits);
+  dlogits = w_.Convert(dlogits, o_.dtype);
+  const Val dhf =
+      m_.tied_embeddings ? w_.Dot(dlogits, out, {}, {}, {2}, {0}) : ProjBack(dlogits, out);
+  const Val dout = WeightGrad(hf, dlogits);  // d x vocab
+  Val dfinal;
+  const Val dx_last = RmsNormBack(fwd[1], final_norm, dhf, dfinal);
+
+  // Backward: the layers in reverse, each recomputed from its input.
+  std::vector<Val> binit = {Scalar(0, "i32"), dx_last, fwd[2]};
+  for (const std::string& name : layer_names) binit.push_back(stacks[name]);
+  for (const Param& q : params) {
+    if (q.per_layer) {
+      binit.push_back(w_.Constraint(w_.Splat(0, q.shape, o_.param_dtype), Sharding(q.axes)));
+    }
+  }
+  std::vector<Val> bwd;
+  Loop(
+      binit, {},
+      [&](const std::vector<Val>& a) {
+        const Val i = Sub(Scalar(static_cast<double>(m_.layers - 1), "i32"), a[0]);
+        std::map<std::string, Val> st;
+        for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
+        const Weights weights = LayerWeights(st, i);
+        const LayerActs acts = Forward(weights, w_.Layer(a[2], i));
+        std::map<std::string, Val> grads;
+        const Val dx = Backward(weights, acts, a[1], grads);
+        std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), dx, a[2]};
+        next.insert(next.end(), a.begin() + 3, a.begin() + 3 + static_cast<int64_t>(n));
+        for (size_t k = 0; k < n; ++k) {
+          next.push_back(
+              w_.SetLayer(a[3 + n + k], w_.Convert(grads[layer_names[k]], o_.param_dtype), i));
+        }
+        return next;
+      },
+      bwd);
+
+  std::map<std::string, Val> grads;
+  for (size_t k = 0; k < n; ++k) grads[layer_names[k]] = bwd[3 + n + k];
+  Val dembed = w_.ScatterAdd(tokens, w_.Convert(bwd[1], o_.param_dtype), m_.vocab);
+  const Val dout_p = w_.Convert(dout, o_.param_dtype);
+  if (m_.tied_embeddings) {
+    dembed = Add(dembed, w_.Transpose(dout_p, {1, 0}));
+  } else {
+    grads["unembed"] = dout_p;
+  }
+  grads["embed"] = dembed;
+  grads["final_norm"] = w_.Convert(dfinal, o_.param_dtype);
+
+  std::vector<Val> new_p, new_m, new_v;
+  for (size_t k = 0; k < params.size(); ++k) {
+    AdamW(ps[k], grads[params[k].name], ms[k], vs[k], step, new_p, new_m, new_v);
+  }
+  std::string returned, sharded_types;
+  for (const std::vector<Val>* group : {&new_p, &new_m, &new_v}) {
+    for (size_t k = 0; k < group->size(); ++k) {
+      returned += (returned.empty() ? "" : ", ") + (*group)[k].name;
+      result_types += (result_types.empty() ? "" : ", ") + (*group)[k].Type();
+      const std::string s = Sharding(params[k].axes);
+      sharded_types += std::string(sharded_types.empty() ? "" : ", ") + (*group)[k].Type() +
+                       (s.empty() ? "" : " {sdy.sharding = " + s + "}");
+    }
+  }
+  returned += ", " + loss.name;
+  result_types += ", " + loss.Type();
+  sharded_types += ", " + loss.Type();
+  w_.Line("return " + returned + " : " + result_types);
+
+  std::string module = "module @train_step";
+  int64_t devices = 1;
+  std::string mesh;
+  for (const auto& [name, size] : o_.mesh) {
+    devices *= size;
+    mesh += std::string(mesh.empty() ? "" : ", ") + "\"" + name + "\"=" + std::to_string(size);
+  }
+  if (!o_.mesh.empty()) {
+    module += " attributes {mhlo.num_partitions = " + std::to_string(devices) +
+              " : i32, mhlo.num_replicas = 1 : i32}";
+  }
+  module += " {\n";
+  if (!o_.mesh.empty()) module += "  sdy.mesh @mesh = <[" + mesh + "]>\n";
+  module += "  func.func public @main(" + signature + ")\n      -> (" + sharded_types + ") {\n";
+  return module + w_.text() + "  }\n}\n";
+}
+
+}  // namespace
+
+StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options) {
+  auto unsupported = [&](const std::string& what) {
+    return Unimplemented("tpusim model --emit: " + spec.name + " has " + what +
+                         ", which the train step does not build yet");
+  };
+  if (spec.IsMoe()) return unsupported("a mixture of experts");
+  if (spec.norm != Norm::kRmsNorm) return unsupported("LayerNorm");
+  if (spec.bias) return unsupported("biases");
+  if (spec.position_embeddings > 0) return unsupported("learned position embeddings");
+  const int64_t seq = options.seq > 0 ? options.seq : spec.max_seq;
+  if (options.batch <= 0 || seq <= 0) return InvalidArgument("batch and seq must be > 0");
+  int64_t batch_split = 1;
+  for (const auto& [name, size] : options.mesh) {
+    if (name != "data" && name != "fsdp" && name != "tensor") {
+      return InvalidArgument("mesh axis '" + name + "': expected data, fsdp or tensor");
+    }
+    if (size < 1) return InvalidArgument("mesh axis '" + name + "' must have size >= 1");
+    if (name != "tensor") batch_split *= size;
+  }
+  if (options.batch % batch_split != 0) {
+    return InvalidArgument("a batch of " + std::to_string(options.batch) +
+                           " does not split over data x fsdp = " + std::to_string(batch_split));
+  }
+  for (const std::string& t : {options.dtype, options.param_dtype}) {
+    if (t != "f32" && t != "bf16" && t != "f64") {
+      return InvalidArgument("element type '" + t + "': expected f32, bf16 or f64");
+    }
+  }
+  return TrainStepBuilder(spec, options).Build();
+}
+
+}  // namespace tpusim::model

@@ -1,0 +1,119 @@
+#include "tpusim/planner/model_command.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "tpusim/io/file.h"
+#include "tpusim/model/model.h"
+
+namespace tpusim::planner {
+namespace {
+
+const char* MlpName(model::Mlp m) {
+  switch (m) {
+    case model::Mlp::kSwiGlu:
+      return "SwiGLU";
+    case model::Mlp::kGeGlu:
+      return "GeGLU";
+    case model::Mlp::kGelu:
+      return "GELU";
+  }
+  return "?";
+}
+
+std::string Billions(double n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3fB", n / 1e9);
+  return buf;
+}
+
+void Describe(const model::ModelSpec& m, int64_t seq, std::FILE* out) {
+  const model::ParamCounts p = model::CountParams(m);
+  std::fprintf(out, "%s: %s\n", m.name.c_str(), m.description.c_str());
+  std::fprintf(out,
+               "  %lld layers, d_model %lld, %lld heads x %lld (%lld kv heads), %s MLP %lld, "
+               "vocab %lld%s\n",
+               static_cast<long long>(m.layers), static_cast<long long>(m.d_model),
+               static_cast<long long>(m.heads), static_cast<long long>(m.head_dim),
+               static_cast<long long>(m.kv_heads), MlpName(m.mlp), static_cast<long long>(m.d_ff),
+               static_cast<long long>(m.vocab), m.tied_embeddings ? ", tied embeddings" : "");
+  if (m.IsMoe()) {
+    std::fprintf(out, "  %lld experts, %lld per token\n", static_cast<long long>(m.experts),
+                 static_cast<long long>(m.experts_per_token));
+  }
+  std::fprintf(out,
+               "  parameters: %s counted (%s published, %+.2f%%); %s per layer, %s "
+               "embeddings; %s active per token without the embedding lookup\n",
+               Billions(static_cast<double>(p.total)).c_str(), Billions(m.published_params).c_str(),
+               100 * (static_cast<double>(p.total) / m.published_params - 1),
+               Billions(static_cast<double>(p.per_layer)).c_str(),
+               Billions(static_cast<double>(p.embedding)).c_str(),
+               Billions(static_cast<double>(p.active_non_embedding)).c_str());
+  std::fprintf(out, "  training FLOPs per token at sequence %lld: %.4g\n",
+               static_cast<long long>(seq), model::TrainingFlopsPerToken(m, seq));
+  for (const std::string& s : m.sources) std::fprintf(out, "  source: %s\n", s.c_str());
+}
+
+StatusOr<model::ModelSpec> SelectModel(const ModelCommand& c) {
+  if (!c.name.empty() && !c.file.empty())
+    return InvalidArgument("give a model name or --file, not both");
+  if (c.file.empty()) {
+    if (c.name.empty()) return InvalidArgument("name a model (tpusim model --list) or give --file");
+    return model::FindModel(c.name);
+  }
+  std::ifstream in(c.file, std::ios::binary);
+  if (!in) return NotFound("cannot open model file " + c.file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return model::LoadModelToml(text.str(), c.file);
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseMesh(const std::string& flag) {
+  std::vector<std::pair<std::string, int64_t>> mesh;
+  std::stringstream items(flag);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t eq = item.find('=');
+    int64_t size = 0;
+    try {
+      size_t used = 0;
+      if (eq != std::string::npos) size = std::stoll(item.substr(eq + 1), &used);
+      if (eq + 1 + used != item.size()) size = 0;
+    } catch (const std::exception&) {
+      size = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || size < 1) {
+      return InvalidArgument("--mesh " + item + ": expected name=size with size >= 1");
+    }
+    mesh.emplace_back(item.substr(0, eq), size);
+  }
+  return mesh;
+}
+
+Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
+  if (c.list) {
+    for (const model::ModelSpec& m : model::Library()) {
+      std::fprintf(out, "%-14s %9s  %s\n", m.name.c_str(),
+                   Billions(static_cast<double>(model::CountParams(m).total)).c_str(),
+                   m.description.c_str());
+    }
+    return Status::Ok();
+  }
+  TPUSIM_ASSIGN_OR_RETURN(model::ModelSpec m, SelectModel(c));
+  model::TrainStepOptions step = c.step;
+  if (step.seq == 0) step.seq = m.max_seq;
+  if (c.emit.empty()) {
+    Describe(m, step.seq, out);
+    return Status::Ok();
+  }
+  TPUSIM_ASSIGN_OR_RETURN(step.mesh, ParseMesh(c.mesh));
+  TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(m, step));
+  TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(c.emit, text));
+  std::fprintf(out, "wrote %s: the train step of %s, batch %lld x sequence %lld\n", c.emit.c_str(),
+               m.name.c_str(), static_cast<long long>(step.batch),
+               static_cast<long long>(step.seq));
+  return Status::Ok();
+}
+
+}  // namespace tpusim::planner

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# End-to-end tests of `tpusim model`: the library lists and describes its
+# models; a small model's train step, emitted with shardings over a
+# data x fsdp x tensor mesh, runs partitioned on a v5e-8 slice to the values
+# of the same step run whole; a real model's step is timed on a slice; bad
+# requests are one-line errors.
+#
+# usage: model_test.sh TPUSIM
+set -uo pipefail
+tpusim=$1
+py=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+export XDG_CACHE_HOME="$work/cache"
+failures=0
+
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+"$tpusim" model --list >list.txt 2>&1 || fail "--list: $(cat list.txt)"
+[[ $(wc -l <list.txt) -ge 16 ]] || fail "--list: $(wc -l <list.txt) models"
+grep -q '^llama3.1-405b  *405.853B' list.txt || fail "--list: $(grep 405b list.txt)"
+"$tpusim" model llama3-8b >describe.txt 2>&1 || fail "describe: $(cat describe.txt)"
+grep -q '8.030B counted (8.030B published, +0.00%)' describe.txt || fail "describe: $(cat describe.txt)"
+
+# A model of the user's own, small enough to run: 2 layers, grouped-query
+# attention, a vocabulary (11) that the tensor axis splits unevenly.
+cat >tiny.toml <<'TOML'
+name = "tiny"
+description = "two layers, for tests"
+sources = ["tests/model_test.sh"]
+published_params = 2000
+
+[architecture]
+layers = 2
+d_model = 16
+heads = 4
+kv_heads = 2
+head_dim = 4
+d_ff = 24
+vocab = 11
+mlp = "swiglu"
+norm = "rmsnorm"
+bias = false
+tied_embeddings = false
+position_embeddings = 0
+max_seq = 8
+TOML
+"$tpusim" model --file tiny.toml --emit step.mlir --batch 4 --dtype f32 \
+  --mesh data=2,fsdp=2,tensor=2 >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
+grep -q 'sdy.mesh @mesh = <\["data"=2, "fsdp"=2, "tensor"=2\]>' step.mlir || fail "emit: no mesh"
+# Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
+$py - <<'PY' || fail "inputs"
+import re
+import numpy as np
+text = open("step.mlir").read()
+sig = text[text.index("@main(") : text.index(")\n")]
+rng = np.random.default_rng(3)
+for name, dims, et in re.findall(r"%(\w+): tensor<([0-9x]*)x?(f32|i32)>", sig):
+    shape = [int(d) for d in dims.split("x") if d]
+    if et == "i32":
+        a = rng.integers(0, 11, shape).astype(np.int32)
+    elif name.startswith(("m_", "v_")):
+        a = np.zeros(shape, np.float32)
+    elif name == "step":
+        a = np.array(1, np.float32)
+    else:
+        a = (0.5 * rng.standard_normal(shape)).astype(np.float32)
+    np.save(name + ".npy", a)
+    print(f"--input {name}={name}.npy", end=" ", file=open("flags.txt", "a"))
+PY
+# shellcheck disable=SC2046
+"$tpusim" run step.mlir $(cat flags.txt) --output-dir whole >whole.txt 2>&1 ||
+  fail "whole run: $(tail -n 1 whole.txt)"
+# shellcheck disable=SC2046
+"$tpusim" run step.mlir --slice v5e-8 $(cat flags.txt) --output-dir split >split.txt 2>&1 ||
+  fail "partitioned run: $(tail -n 1 split.txt)"
+grep -q 'SPMD partitioner: the global program split over 8 devices' split.txt ||
+  fail "not partitioned: $(grep SPMD split.txt)"
+$py - <<'PY' || fail "the partitioned step's values differ from the whole one's"
+import glob
+import numpy as np
+files = sorted(glob.glob("whole/*.npy"))
+assert len(files) >= 30, len(files)
+for f in files:
+    a = np.load(f).astype(np.float64)
+    b = np.load(f.replace("whole/", "split/")).astype(np.float64)
+    assert a.shape == b.shape, (f, a.shape, b.shape)
+    assert np.all(np.isfinite(a)), f
+    assert np.abs(a - b).max() <= 1e-4 * max(np.abs(a).max(), 1e-3), (f, np.abs(a - b).max())
+PY
+
+# A real model's step, timed on a slice: partitioned, fitted into HBM.
+"$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
+  fail "emit llama3-8b"
+"$tpusim" run llama.mlir --slice v5p-16 --timing-only >llama.txt 2>&1 || fail "llama3-8b: $(tail -n 1 llama.txt)"
+grep -q 'MFU over the slice' llama.txt || fail "llama3-8b: no MFU"
+grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail "llama3-8b: layers not counted"
+
+# bad NAME STATUS MESSAGE ARGS...: exit STATUS, one line naming the problem.
+bad() {
+  local name=$1 status=$2 message=$3; shift 3
+  "$tpusim" model "$@" >out.txt 2>err.txt
+  [[ $? == "$status" ]] || fail "$name: exit status"
+  grep -q -- "$message" err.txt || fail "$name: $(cat err.txt)"
+  [[ $(wc -l <err.txt) == 1 ]] || fail "$name: more than one line"
+}
+bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
+bad "batch" 2 "a batch of 3 does not split over data x fsdp = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
+bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0
+bad "axis" 2 "mesh axis 'model': expected data, fsdp or tensor" llama3-8b --emit x.mlir --mesh model=2
+bad "moe" 3 "mixtral-8x7b has a mixture of experts" mixtral-8x7b --emit x.mlir
+sed 's/layers = 2/layerz = 2/' tiny.toml >typo.toml
+bad "typo" 2 "typo.toml:7:10: unknown key 'architecture.layerz'" --file typo.toml
+[[ ! -e x.mlir ]] || fail "a failed emit wrote its file"
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "model tests passed"
