@@ -44,9 +44,21 @@ bool IsBitcast(const ir::Operation& op, const ops::OpDef* def) {
          hw::PaddedBytes(in) == hw::PaddedBytes(out) && def->work(op).free;
 }
 
+// XLA keeps a splat of more than one element as a broadcast of a scalar:
+// computed into a temporary where it is needed, not held in the program's
+// constants.
+bool IsBroadcastSplat(const ir::Operation& op) {
+  ir::Attribute value = op.attr("value");
+  return value.kind() == ir::Attribute::Kind::kDenseElements && value.is_splat() &&
+         op.num_results() == 1 && op.result(0).type().is_tensor() &&
+         op.result(0).type().num_elements() > 1;
+}
+
 Role RoleOf(const ir::Operation& op) {
   const std::string& name = op.name_str();
-  if (name == "stablehlo.constant" || name == "chlo.constant") return Role::kConstant;
+  if (name == "stablehlo.constant" || name == "chlo.constant") {
+    return IsBroadcastSplat(op) ? Role::kCompute : Role::kConstant;
+  }
   if (name == "stablehlo.tuple") return Role::kTuple;
   if (name == "stablehlo.get_tuple_element") return Role::kGetTupleElement;
   if (name == "stablehlo.optimization_barrier") return Role::kForward;
@@ -187,7 +199,7 @@ Status FunctionPlanner::PlanBlock(const ir::Block& block, int scope,
   }
   const auto& ops = block.ops();
   for (size_t pos = 0; pos < ops.size(); ++pos) {
-    TPUSIM_RETURN_IF_ERROR(PlanOp(*ops[pos], scope, static_cast<int>(pos)));
+    TPUSIM_RETURN_IF_ERROR(PlanOp(block, *ops[pos], scope, static_cast<int>(pos)));
   }
   if (block.terminator() != nullptr) MarkReturned(*block.terminator(), scope, returned_into);
   if (scope == 0 && is_entry_) {
@@ -201,7 +213,8 @@ Status FunctionPlanner::PlanBlock(const ir::Block& block, int scope,
   return Status::Ok();
 }
 
-Status FunctionPlanner::PlanOp(const ir::Operation& op, int scope, int pos) {
+Status FunctionPlanner::PlanOp(const ir::Block& block, const ir::Operation& op, int scope,
+                               int pos) {
   TPUSIM_RETURN_IF_ERROR(ExtendUses(op, scope, pos));
   std::vector<std::vector<int>*> results;
   for (int i = 0; i < op.num_results(); ++i) {
@@ -255,11 +268,46 @@ Status FunctionPlanner::PlanOp(const ir::Operation& op, int scope, int pos) {
       break;
   }
   for (int i = 0; i < op.num_results(); ++i) {
+    if (op.name_str() == "stablehlo.while" && UpdatesInPlace(block, op, i, scope, pos)) {
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<int> * leaves, LeavesOf(op.operand(i)));
+      *results[i] = *leaves;
+      continue;
+    }
     TPUSIM_RETURN_IF_ERROR(NewBuffers(op.result(i), BufferKind::kTemporary, scope, pos));
   }
   if (role == Role::kCall) return PlanCall(op, scope, pos);
   if (role == Role::kControlFlow) return PlanBodies(op, scope, pos);
   return Status::Ok();
+}
+
+// A while loop updates its state in place, as XLA's does: result i takes
+// operand i's buffer when that is a temporary of this scope that nothing
+// reads after the loop (otherwise XLA would copy it first).
+bool FunctionPlanner::UpdatesInPlace(const ir::Block& block, const ir::Operation& loop, int i,
+                                     int scope, int pos) {
+  const ir::Value v = loop.operand(i);
+  StatusOr<std::vector<int>*> leaves = LeavesOf(v);
+  if (!leaves.ok() || (*leaves)->size() != 1) return false;
+  const int b = (**leaves)[0];
+  if (b < 0 || buffers_[b].scope != scope || buffers_[b].pinned ||
+      buffers_[b].info.kind != BufferKind::kTemporary) {
+    return false;
+  }
+  for (int j = 0; j < loop.num_operands(); ++j) {
+    if (j != i && loop.operand(j) == v) return false;  // the state twice
+  }
+  bool read_later = false;
+  auto reads = [&](const ir::Operation& user) {
+    for (ir::Value u : user.operands()) read_later |= u == v;
+  };
+  const auto& ops = block.ops();
+  for (size_t later = static_cast<size_t>(pos) + 1; later < ops.size() && !read_later; ++later) {
+    reads(*ops[later]);
+    for (int r = 0; r < ops[later]->num_regions(); ++r) {
+      ir::Walk(ops[later]->region(r), [&](ir::Operation& inner) { reads(inner); });
+    }
+  }
+  return !read_later;
 }
 
 // Each region runs while the op does, one at a time: the op holds the

@@ -86,7 +86,8 @@ class FunctionPlanner {
   };
 
   Status PlanBlock(const ir::Block& block, int scope, const std::vector<int>& returned_into);
-  Status PlanOp(const ir::Operation& op, int scope, int pos);
+  Status PlanOp(const ir::Block& block, const ir::Operation& op, int scope, int pos);
+  bool UpdatesInPlace(const ir::Block& block, const ir::Operation& loop, int i, int scope, int pos);
   Status PlanBodies(const ir::Operation& op, int scope, int pos);
   Status PlanCall(const ir::Operation& op, int scope, int pos);
   Status ExtendUses(const ir::Operation& op, int scope, int pos);

@@ -46,7 +46,11 @@ class TrainStepBuilder {
   bool Gated() const { return m_.mlp != Mlp::kGelu; }
   std::vector<Param> Params() const;
   std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
+  // Activations split by batch (and the logits by vocabulary over tensor):
+  // constraints as MaxText puts them, where the partitioner would otherwise
+  // follow a weight's sharding.
   std::string BatchSharding(int64_t rank) const;
+  std::string LogitsSharding() const { return Sharding({{"data", "fsdp"}, {}, {"tensor"}}); }
   Val Scalar(double v, const std::string& element) { return w_.Splat(v, {}, element); }
   Val Fill(double v, const Val& like) { return w_.Splat(v, like.shape, like.element); }
   // a (op) b, b's dimensions the leading ones of a's.
@@ -190,8 +194,10 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   a.v = heads(w.wv);
   Val scores = w_.Dot(a.q, a.k, {0, 2}, {0, 2}, {3}, {3});  // b h s t
   scores = Mul(scores, Fill(1 / std::sqrt(static_cast<double>(hd_)), scores));
-  const Val is = w_.Iota(scores.shape, 2, "i32"), it = w_.Iota(scores.shape, 3, "i32");
-  scores = w_.Select(w_.Compare("GE", is, it), scores, Fill(-1e9, scores));
+  // The causal mask, made once per (s, t) and broadcast over batch and heads.
+  const Val is = w_.Iota({s_, s_}, 0, "i32"), it = w_.Iota({s_, s_}, 1, "i32");
+  const Val causal = w_.Broadcast(w_.Compare("GE", is, it), scores.shape, {2, 3});
+  scores = w_.Select(causal, scores, Fill(-1e9, scores));
   const Val e =
       w_.Unary("exponential", Lead("subtract", scores, w_.Reduce("maximum", scores, {3})));
   a.p = Lead("divide", e, w_.Reduce("add", e, {3}));
@@ -271,8 +277,8 @@ Val TrainStepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) 
   const Val e = w_.Unary("exponential", Lead("subtract", logits, mx));
   const Val z = w_.Reduce("add", e, {2});
   const Val lse = Add(w_.Unary("log", z), mx);
-  const Val hot = w_.Compare("EQ", w_.Iota(logits.shape, 2, "i32"),
-                             w_.Broadcast(targets, logits.shape, {0, 1}));
+  const Val vocab = w_.Constraint(w_.Iota(logits.shape, 2, "i32"), LogitsSharding());
+  const Val hot = w_.Compare("EQ", vocab, w_.Broadcast(targets, logits.shape, {0, 1}));
   const Val picked = w_.Reduce("add", w_.Select(hot, logits, Fill(0, logits)), {2});
   const double tokens = static_cast<double>(b_ * s_);
   const Val loss = w_.Binary("divide", w_.Reduce("add", Sub(lse, picked), {0, 1}),
@@ -370,7 +376,7 @@ std::string TrainStepBuilder::Build() {
   std::vector<std::vector<std::string>> saved_axes(4);
   saved_axes[1] = {"data", "fsdp"};
   std::vector<Val> init = {
-      Scalar(0, "i32"), w_.Gather(embed, tokens),
+      Scalar(0, "i32"), w_.Constraint(w_.Gather(embed, tokens), BatchSharding(3)),
       w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
   for (const std::string& name : layer_names) init.push_back(stacks[name]);
   std::vector<Val> fwd;
@@ -390,9 +396,10 @@ std::string TrainStepBuilder::Build() {
   // The head and the loss.
   const std::string loss_type = o_.dtype == "f64" ? "f64" : "f32";
   const Val final_norm = w_.Convert(p["final_norm"], o_.dtype);
-  const Val hf = RmsNorm(fwd[1], final_norm);
+  const Val hf = w_.Constraint(RmsNorm(fwd[1], final_norm), BatchSharding(3));
   const Val out = m_.tied_embeddings ? embed : w_.Convert(p["unembed"], o_.dtype);
-  const Val logits = m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out);
+  const Val logits = w_.Constraint(
+      m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out), LogitsSharding());
   Val dlogits;
   const Val loss = Loss(w_.Convert(logits, loss_type), targets, dlogits);
   dlogits = w_.Convert(dlogits, o_.dtype);

@@ -150,11 +150,18 @@ ir::Value Emitter::Slice(ir::Value v, const std::vector<Axes>& axes) {
   ir::Shape sizes = t.shape();
   for (size_t d = 0; d < sizes.size(); ++d) sizes[d] /= mesh_.Size(axes[d]);
   const ir::Type local = ir::Type::Tensor(t.element(), sizes);
-  // Every part of a splat constant is a smaller splat: no slice needed.
+  // Every part of a splat constant is a smaller splat, of a broadcast a
+  // smaller broadcast, of an iota a shifted iota: made in place, the whole
+  // array never is (and the unused original goes as dead code).
   const ir::Operation* def = v.defining_op();
   if (def != nullptr && def->name_str() == "stablehlo.constant" && def->attr("value").is_splat()) {
     return Constant(local, def->attr("value").bytes());
   }
+  if (def != nullptr && def->name_str() == "stablehlo.broadcast_in_dim" &&
+      def->num_operands() == 1) {
+    return SliceOfBroadcast(*def, local, axes);
+  }
+  if (def != nullptr && def->name_str() == "stablehlo.iota") return SliceOfIota(*def, local, axes);
   std::vector<ir::Value> operands = {v};
   for (size_t d = 0; d < sizes.size(); ++d) {
     std::vector<int64_t> offsets(mesh_.devices());
@@ -281,6 +288,41 @@ ir::Value Emitter::PadTo(ir::Value v, int64_t dim, int64_t size) {
                {"interior_padding",
                 Attribute::DenseArray(ir::ElementType::kSI64, std::vector<int64_t>(rank, 0))}})
       ->result(0);
+}
+
+ir::Value Emitter::SliceOfBroadcast(const ir::Operation& broadcast, const ir::Type& local,
+                                    const std::vector<Axes>& axes) {
+  ir::Value operand = broadcast.operand(0);
+  const std::vector<int64_t> dims = broadcast.attr("broadcast_dimensions").AsInts();
+  std::vector<Axes> operand_axes(static_cast<size_t>(operand.type().rank()));
+  bool sliced = false;
+  for (size_t i = 0; i < operand_axes.size() && i < dims.size(); ++i) {
+    if (operand.type().dim(static_cast<int64_t>(i)) == broadcast.result(0).type().dim(dims[i])) {
+      operand_axes[i] = axes[dims[i]];
+      sliced |= !operand_axes[i].empty();
+    }
+  }
+  if (sliced) operand = Slice(operand, operand_axes);
+  return Emit("stablehlo.broadcast_in_dim", {operand}, {local},
+              {{"broadcast_dimensions", Attribute::DenseArray(ir::ElementType::kSI64, dims)}})
+      ->result(0);
+}
+
+ir::Value Emitter::SliceOfIota(const ir::Operation& iota, const ir::Type& local,
+                               const std::vector<Axes>& axes) {
+  const int64_t dim = iota.attr("iota_dimension").int_value();
+  ir::Value part = Emit("stablehlo.iota", {}, {local}, {{"iota_dimension", I64(dim)}})->result(0);
+  if (axes[dim].empty()) return part;
+  std::vector<int64_t> offsets(mesh_.devices());
+  for (int64_t device = 0; device < mesh_.devices(); ++device) {
+    offsets[device] = mesh_.Index(device, axes[dim]) * local.dim(dim);
+  }
+  const ir::Type scalar = ir::Type::Tensor(local.element(), {});
+  ir::Value offset = PerDevice(offsets);
+  if (local.element() != ir::ElementType::kSI32) {
+    offset = Emit("stablehlo.convert", {offset}, {scalar})->result(0);
+  }
+  return Emit("stablehlo.add", {part, Broadcast(offset, local)}, {local})->result(0);
 }
 
 }  // namespace tpusim::spmd

@@ -70,6 +70,11 @@ class Emitter {
   ir::Value PerDevice(const std::vector<int64_t>& values);
   ir::Value PartitionId();
   ir::Value Zero(ir::ElementType element);
+  // The part `local` of a broadcast's or an iota's result that `axes` slice.
+  ir::Value SliceOfBroadcast(const ir::Operation& broadcast, const ir::Type& local,
+                             const std::vector<Axes>& axes);
+  ir::Value SliceOfIota(const ir::Operation& iota, const ir::Type& local,
+                        const std::vector<Axes>& axes);
   ir::Value Broadcast(ir::Value scalar, const ir::Type& type);
   // `v` sent from each device to the one `step` after it along `axes`.
   ir::Value Shift(ir::Value v, const Axes& axes, int64_t step);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "spmd/run_test_util.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/ir/rewrite.h"
@@ -166,6 +167,43 @@ TEST(Partitioner, ShardingsFlowThroughLayoutOps) {
   ASSERT_TRUE(p.module);
   EXPECT_TRUE(p.stats.inserted.empty());
   EXPECT_EQ(p.module->Lookup("main")->type().results[0].shape(), (ir::Shape{6, 2}));
+}
+
+// A causal mask: iotas compared, then broadcast over the batch. Each device
+// builds its own part of the broadcast and of the iota (offset by its
+// position): nothing is sliced out of a whole array.
+constexpr char kMaskedIota[] = R"(
+  func.func @main() -> (tensor<8x4x4xf32> {mhlo.sharding = "{devices=[4,1,1]<=[4]}"}) {
+    %c = stablehlo.constant dense<1.5> : tensor<8x4x4xf32>
+    %x = stablehlo.custom_call @Sharding(%c) {mhlo.sharding = "{devices=[4,1,1]<=[4]}"} : (tensor<8x4x4xf32>) -> tensor<8x4x4xf32>
+    %s = stablehlo.iota dim = 0 : tensor<4x4xi32>
+    %t = stablehlo.iota dim = 1 : tensor<4x4xi32>
+    %m = stablehlo.compare GE, %s, %t : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi1>
+    %b = stablehlo.broadcast_in_dim %m, dims = [1, 2] : (tensor<4x4xi1>) -> tensor<8x4x4xi1>
+    %z = stablehlo.constant dense<0.0> : tensor<8x4x4xf32>
+    %y = stablehlo.select %b, %x, %z : tensor<8x4x4xi1>, tensor<8x4x4xf32>
+    %i = stablehlo.iota dim = 0 : tensor<8x4x4xf32>
+    %r = stablehlo.add %y, %i : tensor<8x4x4xf32>
+    return %r : tensor<8x4x4xf32>
+  })";
+
+TEST(Partitioner, BroadcastsAndIotasAreBuiltInParts) {
+  Partitioned p = PartitionText(Program(4, kMaskedIota));
+  ASSERT_TRUE(p.module);
+  EXPECT_TRUE(p.stats.inserted.empty());
+  int local_broadcasts = 0, local_iotas = 0;
+  for (const auto& op : p.module->Lookup("main")->entry().ops()) {
+    if (op->num_results() != 1 || op->result(0).type().shape() != ir::Shape{2, 4, 4}) continue;
+    local_broadcasts += op->name_str() == "stablehlo.broadcast_in_dim";
+    local_iotas += op->name_str() == "stablehlo.iota";
+  }
+  EXPECT_GE(local_broadcasts, 1);
+  EXPECT_EQ(local_iotas, 1);
+  // Each device's iota counts from its offset.
+  const test::Outcome whole = test::RunWhole(*Parse(Program(4, kMaskedIota)), "main");
+  const test::Outcome split = test::RunPartitioned(*p.module, "main");
+  ASSERT_TRUE(split.status.ok()) << split.status.ToString();
+  EXPECT_TRUE(whole.values[0].BitwiseEquals(split.values[0])) << split.values[0].ToString();
 }
 
 // A custom call splits by the rule it declares (a matmul-like kernel: its
