@@ -3,7 +3,10 @@
 // Every error is one line "tpusim: <message>" on stderr (a parse error adds
 // its source line and a caret); the exit status is 2 for bad input, 3 for
 // unsupported input, 1 for a failed check or anything else.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -12,8 +15,11 @@
 #include <vector>
 
 #include "tpusim/compiler/pipeline.h"
+#include "tpusim/io/file.h"
+#include "tpusim/model/model.h"
 #include "tpusim/mpi/world.h"
 #include "tpusim/planner/model_command.h"
+#include "tpusim/planner/plan.h"
 #include "tpusim/runtime/check.h"
 #include "tpusim/runtime/convert.h"
 #include "tpusim/runtime/run.h"
@@ -154,6 +160,21 @@ int Main(int argc, char** argv) {
                    "parameters and optimizer moments: f32, bf16 or f64")
       ->capture_default_str();
 
+  std::string plan_model, plan_slices, plan_json;
+  tpusim::planner::PlanRequest plan;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "the mesh that trains a model fastest on a slice: step time, MFU, HBM per chip");
+  plan_cmd->add_option("--model", plan_model, "a model of the library (tpusim model --list)")
+      ->required();
+  plan_cmd->add_option("--slice,--slices", plan_slices, "accelerator types, comma-separated")
+      ->required();
+  plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step")->required();
+  plan_cmd->add_option("--seq", plan.seq, "sequence length (default: the model's)");
+  plan_cmd->add_option("--dtype", plan.dtype, "activations: bf16 or f32")->capture_default_str();
+  plan_cmd->add_option("--max-tensor", plan.max_tensor, "the largest tensor axis to try")
+      ->capture_default_str();
+  plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
+
   CLI::App* slices_cmd =
       app.add_subcommand("slices", "list the pod slices (accelerator types) with their tori");
 
@@ -197,6 +218,31 @@ int Main(int argc, char** argv) {
   if (*model_cmd) {
     Status st = tpusim::planner::RunModelCommand(model, stdout);
     return st.ok() ? 0 : Fail(st);
+  }
+  if (*plan_cmd) {
+    auto spec = tpusim::model::FindModel(plan_model);
+    if (!spec.ok()) return Fail(spec.status());
+    plan.model = *spec;
+    for (size_t at = 0; at <= plan_slices.size();) {
+      size_t comma = std::min(plan_slices.find(',', at), plan_slices.size());
+      plan.slices.push_back(plan_slices.substr(at, comma - at));
+      at = comma + 1;
+    }
+    const bool tty = isatty(fileno(stderr));
+    auto progress = [&](const tpusim::planner::Candidate& c, int done, int total) {
+      std::fprintf(stderr, "%splanning: %d/%d %s %s%s", tty ? "\r" : "", done, total,
+                   c.slice.c_str(), c.Mesh().c_str(), tty ? "   " : "\n");
+      if (tty && done == total) std::fputc('\n', stderr);
+    };
+    auto candidates = tpusim::planner::Plan(plan, progress);
+    if (!candidates.ok()) return Fail(candidates.status());
+    if (!plan_json.empty()) {
+      Status st =
+          tpusim::io::WriteFileAtomically(plan_json, tpusim::planner::PlanJson(plan, *candidates));
+      if (!st.ok()) return Fail(st);
+    }
+    std::fputs(tpusim::planner::PlanTable(plan, *candidates).c_str(), stdout);
+    return 0;
   }
   if (*slices_cmd) {
     tpusim::runtime::ListSlices(stdout);

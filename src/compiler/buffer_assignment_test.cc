@@ -79,6 +79,19 @@ func.func @main(%a: tensor<8x128xf32>, %unused: tensor<8x128xf32>)
   EXPECT_EQ(plan.live_at_peak[0].kind, BufferKind::kArgument);
 }
 
+// jax.jit(f, donate_argnums=0): the update is written into %p's buffer.
+TEST(BufferAssignment, DonatedArgumentsHoldTheirResults) {
+  MemoryPlan donated = PlanMain(R"(
+func.func @main(%p: tensor<8x128xf32> {tf.aliasing_output = 0 : i32}, %g: tensor<8x128xf32>)
+    -> tensor<8x128xf32> {
+  %q = stablehlo.subtract %p, %g : tensor<8x128xf32>
+  func.return %q : tensor<8x128xf32>
+})");
+  EXPECT_EQ(donated.argument_bytes, 2 * kTile);
+  EXPECT_EQ(donated.result_bytes, 0);
+  EXPECT_EQ(donated.peak_bytes, 2 * kTile);
+}
+
 TEST(BufferAssignment, ReturningAnArgumentAddsNothing) {
   MemoryPlan plan = PlanMain(R"(
 func.func @main(%a: tensor<8x128xf32>) -> tensor<8x128xf32> {

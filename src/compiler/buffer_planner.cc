@@ -377,6 +377,21 @@ Status FunctionPlanner::ExtendUses(const ir::Operation& op, int scope, int pos) 
   return status;
 }
 
+// JAX's donated arguments (donate_argnums): `tf.aliasing_output = i` on an
+// argument gives its buffer to result i, which XLA writes in place.
+int FunctionPlanner::DonatedBuffer(size_t result) const {
+  for (size_t k = 0; k < f_.arg_attrs().size(); ++k) {
+    ir::Attribute alias = f_.arg_attrs()[k].Get("tf.aliasing_output");
+    if (alias.kind() != ir::Attribute::Kind::kInt ||
+        alias.int_value() != static_cast<int64_t>(result)) {
+      continue;
+    }
+    const std::vector<int>& leaves = leaves_[f_.entry().argument(static_cast<int>(k)).id()];
+    return leaves.size() == 1 ? leaves[0] : -1;
+  }
+  return -1;
+}
+
 // The entry's returned values live to the end; a body's are stored in its
 // op's results, so they take no space of their own.
 void FunctionPlanner::MarkReturned(const ir::Operation& ret, int scope,
@@ -392,6 +407,12 @@ void FunctionPlanner::MarkReturned(const ir::Operation& ret, int scope,
         continue;
       }
       if (top) {
+        if (const int donor = DonatedBuffer(into);
+            donor >= 0 && buffers_[donor].bytes == buffers_[b].bytes) {
+          buffers_[b].bytes = 0;
+          buffers_[b].redirect = donor;
+          continue;
+        }
         buffers_[b].info.kind = BufferKind::kResult;
         buffers_[b].pinned = true;
       } else {

@@ -92,6 +92,8 @@ class FunctionPlanner {
   Status PlanCall(const ir::Operation& op, int scope, int pos);
   Status ExtendUses(const ir::Operation& op, int scope, int pos);
   void MarkReturned(const ir::Operation& ret, int scope, const std::vector<int>& returned_into);
+  // The argument buffer donated to entry result `result`, or -1.
+  int DonatedBuffer(size_t result) const;
   void Place(const ir::Block& block, int scope);
   Status NewBuffers(ir::Value v, BufferKind kind, int scope, int pos);
   int AddChunk(const ir::Operation& op, int scope, int pos, const BodyPlan& body);

@@ -211,4 +211,22 @@ Val HloWriter::Constraint(const Val& a, const std::string& sharding) {
   return Emit("sdy.sharding_constraint " + a.name + " " + body + " :", a.shape, a.element);
 }
 
+std::vector<Val> HloWriter::Generic(const std::string& name, const std::vector<Val>& operands,
+                                    const std::vector<Val>& results, const std::string& attrs) {
+  const std::string base = Fresh();
+  std::string names, in_types, out_types;
+  for (const Val& v : operands) {
+    names += (names.empty() ? "" : ", ") + v.name;
+    in_types += (in_types.empty() ? "" : ", ") + v.Type();
+  }
+  std::vector<Val> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    out.push_back({base + "#" + std::to_string(i), results[i].shape, results[i].element});
+    out_types += (i ? ", " : "") + results[i].Type();
+  }
+  Line(base + ":" + std::to_string(results.size()) + " = \"" + name + "\"(" + names + ") {" +
+       attrs + "} : (" + in_types + ") -> (" + out_types + ")");
+  return out;
+}
+
 }  // namespace tpusim::model

@@ -58,6 +58,9 @@ class HloWriter {
   Val Gather(const Val& table, const Val& ids);
   // `updates` (ids x d) added into a zero table of `rows` rows at `ids`.
   Val ScatterAdd(const Val& ids, const Val& updates, int64_t rows);
+  // An op in generic form: `"name"(operands) {attrs} : (types) -> (results)`.
+  std::vector<Val> Generic(const std::string& name, const std::vector<Val>& operands,
+                           const std::vector<Val>& results, const std::string& attrs);
   // `a` held as `sharding` says (a #sdy.sharding attribute; empty: `a`).
   Val Constraint(const Val& a, const std::string& sharding);
 

@@ -1,6 +1,7 @@
 #include "tpusim/model/train_step.h"
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -25,6 +26,7 @@ struct Weights {
 // What a layer's forward pass computes, kept for its backward pass.
 struct LayerActs {
   Val x, h1, q, k, v, p, o, x2, h2, gate, up, act, y;
+  Val o4, lse;  // flash attention's output per head and its log-sum-exps
 };
 
 class TrainStepBuilder {
@@ -51,6 +53,9 @@ class TrainStepBuilder {
   // follow a weight's sharding.
   std::string BatchSharding(int64_t rank) const;
   std::string LogitsSharding() const { return Sharding({{"data", "fsdp"}, {}, {"tensor"}}); }
+  // The embedding table gathered over fsdp for the lookup, as FSDP gathers
+  // every weight before use: each device then looks up its own tokens.
+  Val LookupTable(const Val& embed) { return w_.Constraint(embed, Sharding({{"tensor"}, {}})); }
   Val Scalar(double v, const std::string& element) { return w_.Splat(v, {}, element); }
   Val Fill(double v, const Val& like) { return w_.Splat(v, like.shape, like.element); }
   // a (op) b, b's dimensions the leading ones of a's.
@@ -76,6 +81,15 @@ class TrainStepBuilder {
   Val Activation(const Val& x);      // silu or gelu
   Val ActivationGrad(const Val& x);  // its derivative
   LayerActs Forward(const Weights& w, const Val& x);
+  // The rest of the layer once attention's output a.o is known.
+  LayerActs FinishLayer(const Weights& w, LayerActs& a);
+  void AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2, Val& dk2,
+                     Val& dv2);
+  std::string FlashAttrs() const {
+    char scale[64];
+    std::snprintf(scale, sizeof scale, "%.17g", 1 / std::sqrt(static_cast<double>(hd_)));
+    return std::string("causal = true, scale = ") + scale + " : f64";
+  }
   // dx for dy; the weights' gradients in `grads` (by parameter name).
   Val Backward(const Weights& w, const LayerActs& a, const Val& dy,
                std::map<std::string, Val>& grads);
@@ -185,6 +199,16 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   a.h1 = RmsNorm(a.x, w.norm1);
   const int64_t g = h_ / kv_;
   a.q = w_.Reshape(Proj(a.h1, w.wq), {b_, s_, h_, hd_});
+  if (o_.flash_attention) {
+    a.k = w_.Reshape(Proj(a.h1, w.wk), {b_, s_, kv_, hd_});
+    a.v = w_.Reshape(Proj(a.h1, w.wv), {b_, s_, kv_, hd_});
+    const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v},
+                                          {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
+    a.o4 = r[0];
+    a.lse = r[1];
+    a.o = w_.Reshape(a.o4, {b_, s_, h_ * hd_});
+    return FinishLayer(w, a);
+  }
   auto heads = [&](const Val& kv) {  // each kv head serves g query heads
     const Val r = w_.Reshape(Proj(a.h1, kv), {b_, s_, kv_, hd_});
     if (g == 1) return r;
@@ -203,6 +227,10 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   a.p = Lead("divide", e, w_.Reduce("add", e, {3}));
   const Val o = w_.Dot(a.p, a.v, {0, 1}, {0, 2}, {3}, {1});  // b h s d
   a.o = w_.Reshape(w_.Transpose(o, {0, 2, 1, 3}), {b_, s_, h_ * hd_});
+  return FinishLayer(w, a);
+}
+
+LayerActs TrainStepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
   a.x2 = Add(a.x, Proj(a.o, w.wo));
   a.h2 = RmsNorm(a.x2, w.norm2);
   a.up = Proj(a.h2, w.up);
@@ -236,6 +264,29 @@ Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& 
   const Val dx2 = Add(dy, RmsNormBack(a.x2, w.norm2, dh2, grads["norm2"]));
   // Attention.
   grads["wo"] = WeightGrad(a.o, dx2);
+  Val dq2, dk2, dv2;
+  if (o_.flash_attention) {
+    const Val dout4 = w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_});
+    const std::vector<Val> d =
+        w_.Generic("tpusim.flash_attention_grad", {a.q, a.k, a.v, a.o4, a.lse, dout4},
+                   {a.q, a.k, a.v}, FlashAttrs());
+    dq2 = w_.Reshape(d[0], {b_, s_, h_ * hd_});
+    dk2 = w_.Reshape(d[1], {b_, s_, kv_ * hd_});
+    dv2 = w_.Reshape(d[2], {b_, s_, kv_ * hd_});
+  } else {
+    AttentionBack(a, dx2, w, dq2, dk2, dv2);
+  }
+  grads["wq"] = WeightGrad(a.h1, dq2);
+  grads["wk"] = WeightGrad(a.h1, dk2);
+  grads["wv"] = WeightGrad(a.h1, dv2);
+  const Val dh1 = Add(Add(ProjBack(dq2, w.wq), ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
+  return Add(dx2, RmsNormBack(a.x, w.norm1, dh1, grads["norm1"]));
+}
+
+// The spelled-out attention's backward pass: the gradients of the
+// projections' outputs, [b, s, heads x d] each.
+void TrainStepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2,
+                                     Val& dk2, Val& dv2) {
   const Val dout = w_.Transpose(w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_}), {0, 2, 1, 3});
   const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});  // b h s t
   const Val dv = w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2});  // b h t d
@@ -252,12 +303,9 @@ Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& 
     }
     return w_.Reshape(bshd, {b_, s_, heads * hd_});
   };
-  const Val dq2 = flat(dq, h_), dk2 = flat(dk, kv_), dv2 = flat(dv, kv_);
-  grads["wq"] = WeightGrad(a.h1, dq2);
-  grads["wk"] = WeightGrad(a.h1, dk2);
-  grads["wv"] = WeightGrad(a.h1, dv2);
-  const Val dh1 = Add(Add(ProjBack(dq2, w.wq), ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
-  return Add(dx2, RmsNormBack(a.x, w.norm1, dh1, grads["norm1"]));
+  dq2 = flat(dq, h_);
+  dk2 = flat(dk, kv_);
+  dv2 = flat(dv, kv_);
 }
 
 Weights TrainStepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, const Val& i) {
@@ -345,26 +393,33 @@ std::string TrainStepBuilder::Loop(
 std::string TrainStepBuilder::Build() {
   const std::vector<Param> params = Params();
   std::string signature, result_types, result_attrs;
+  // Parameters and moments are donated, as jax.jit(..., donate_argnums)
+  // does: argument i's buffer holds result i.
+  int donated = 0;
   auto arg = [&](const std::string& name, const Dims& shape, const std::string& element,
-                 const std::string& sharding) {
+                 const std::string& sharding, bool donate) {
     Val v{"%" + name, shape, element};
     signature += std::string(signature.empty() ? "" : ",\n      ") + v.name + ": " + v.Type();
-    if (!sharding.empty()) signature += " {sdy.sharding = " + sharding + "}";
+    std::vector<std::string> attrs;
+    if (!sharding.empty()) attrs.push_back("sdy.sharding = " + sharding);
+    if (donate) attrs.push_back("tf.aliasing_output = " + std::to_string(donated++) + " : i32");
+    for (size_t i = 0; i < attrs.size(); ++i) signature += (i ? ", " : " {") + attrs[i];
+    if (!attrs.empty()) signature += "}";
     return v;
   };
   std::map<std::string, Val> p, stacks;
   std::vector<Val> ps, ms, vs;
   for (const char* prefix : {"", "m_", "v_"}) {
     for (const Param& q : params) {
-      Val v = arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes));
+      Val v = arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes), true);
       (prefix[0] == 0 ? ps : prefix[0] == 'm' ? ms : vs).push_back(v);
       if (prefix[0] == 0) p[q.name] = v;
       if (prefix[0] == 0 && q.per_layer) stacks[q.name] = v;
     }
   }
-  const Val step = arg("step", {}, "f32", "");
-  const Val tokens = arg("tokens", {b_, s_}, "i32", BatchSharding(2));
-  const Val targets = arg("targets", {b_, s_}, "i32", BatchSharding(2));
+  const Val step = arg("step", {}, "f32", "", false);
+  const Val tokens = arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
+  const Val targets = arg("targets", {b_, s_}, "i32", BatchSharding(2), false);
   std::vector<std::string> layer_names;
   for (const Param& q : params) {
     if (q.per_layer) layer_names.push_back(q.name);
@@ -376,7 +431,7 @@ std::string TrainStepBuilder::Build() {
   std::vector<std::vector<std::string>> saved_axes(4);
   saved_axes[1] = {"data", "fsdp"};
   std::vector<Val> init = {
-      Scalar(0, "i32"), w_.Constraint(w_.Gather(embed, tokens), BatchSharding(3)),
+      Scalar(0, "i32"), w_.Constraint(w_.Gather(LookupTable(embed), tokens), BatchSharding(3)),
       w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
   for (const std::string& name : layer_names) init.push_back(stacks[name]);
   std::vector<Val> fwd;
@@ -490,8 +545,7 @@ std::string TrainStepBuilder::Build() {
 
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options) {
   auto unsupported = [&](const std::string& what) {
-    return Unimplemented("tpusim model --emit: " + spec.name + " has " + what +
-                         ", which the train step does not build yet");
+    return Unimplemented("the train step of " + spec.name + ": " + what + " is not built yet");
   };
   if (spec.IsMoe()) return unsupported("a mixture of experts");
   if (spec.norm != Norm::kRmsNorm) return unsupported("LayerNorm");

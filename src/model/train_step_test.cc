@@ -70,8 +70,8 @@ double Loss(exec::Interpreter& run, const std::vector<Tensor>& in) {
 // Each parameter's gradient, read from the first moment AdamW returns
 // ((1 - beta1) g from zero), agrees with the loss's central difference
 // along a random direction.
-void CheckGradients(const ModelSpec& spec) {
-  TrainStepOptions o{.batch = 2, .dtype = "f64", .param_dtype = "f64"};
+void CheckGradients(const ModelSpec& spec, bool flash = true) {
+  TrainStepOptions o{.batch = 2, .dtype = "f64", .param_dtype = "f64", .flash_attention = flash};
   auto text = EmitTrainStep(spec, o);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   auto module = Parse(*text);
@@ -106,6 +106,9 @@ void CheckGradients(const ModelSpec& spec) {
 }
 
 TEST(TrainStep, GradientsMatchFiniteDifferencesSwiGlu) { CheckGradients(Tiny()); }
+TEST(TrainStep, GradientsMatchFiniteDifferencesSpelledOutAttention) {
+  CheckGradients(Tiny(), /*flash=*/false);
+}
 TEST(TrainStep, GradientsMatchFiniteDifferencesGeluTied) { CheckGradients(Tiny(Mlp::kGelu, true)); }
 TEST(TrainStep, GradientsMatchFiniteDifferencesGeGlu) { CheckGradients(Tiny(Mlp::kGeGlu)); }
 

@@ -14,13 +14,6 @@ namespace {
 // the MXU does QK^T and PV (forward) or those again plus dV, dP, dQ, dK
 // (backward) per head; a causal mask skips the blocks above the diagonal.
 
-struct AttentionShape {
-  int64_t batch = 0, q_len = 0, kv_len = 0, heads = 0, kv_heads = 0, head_dim = 0;
-  ir::ElementType element = ir::ElementType::kBF16;
-  double kept = 1.0;  // fraction of the scores the mask keeps
-  std::string mask = "no mask";
-};
-
 // An integer field `key = N` of the kernel's backend_config text.
 std::optional<int64_t> ConfigInt(const ir::Operation& op, std::string_view key) {
   ir::Attribute config = op.attr("backend_config");
@@ -72,6 +65,8 @@ std::optional<AttentionShape> AttentionShapeOf(const ir::Operation& op) {
   return s;
 }
 
+}  // namespace
+
 Work AttentionWork(const ir::Operation& op, const AttentionShape& s, bool backward) {
   Work w = ReadsAndWrites(op);
   const int64_t heads = s.batch * s.heads;
@@ -101,8 +96,6 @@ Work AttentionWork(const ir::Operation& op, const AttentionShape& s, bool backwa
                 s.mask + ")";
   return w;
 }
-
-}  // namespace
 
 std::optional<Work> ForeignKernelWork(const ir::Operation& op, std::string_view target) {
   const bool forward = target == "te_fused_attn_forward_ffi" || target == "te_fused_attn_forward";

@@ -538,8 +538,29 @@ std::optional<ShardingRule> ScatterRule(const ir::Operation& op) {
     if (Contains(dn->index_map, d) || update.dim(u) != input.dim(d)) continue;
     in[d] = up[u] = rule.Add(input.dim(d));
   }
+  // Adding into zeros, each device may scatter its own updates: the
+  // updates' scatter dimensions (and the indices' matching ones) are
+  // reductions whose partial tables add up (an embedding's gradient).
+  std::vector<int> indices(op.operand(n).type().rank(), -1);
+  if (n == 1 && op.num_regions() == 1 && CombinerOf(op.region(0)) == "stablehlo.add" &&
+      IsZeroConstant(op.operand(0))) {
+    int64_t i = 0;
+    for (int64_t u = 0; u < update.rank(); ++u, ++i) {
+      if (Contains(dn->offset_dims, u)) {
+        --i;
+        continue;
+      }
+      if (i == dn->index_vector_dim) ++i;
+      if (i >= static_cast<int64_t>(indices.size()) ||
+          op.operand(n).type().dim(i) != update.dim(u)) {
+        break;
+      }
+      indices[i] = up[u] = rule.Add(update.dim(u));
+    }
+    rule.combiner = "stablehlo.add";
+  }
   rule.operands.assign(n, in);
-  rule.operands.push_back(std::vector<int>(op.operand(n).type().rank(), -1));
+  rule.operands.push_back(indices);
   for (int i = 0; i < n; ++i) rule.operands.push_back(up);
   rule.results.assign(n, in);
   return rule;

@@ -154,30 +154,6 @@ Work ReduceWork(const ir::Operation& op) {
   return w;
 }
 
-// The op of a body that is one elementwise op on its two arguments.
-std::string BodyOp(const ir::Region& body) {
-  const ir::Block& b = body.front();
-  if (b.ops().size() != 2 || b.num_arguments() != 2) return "";
-  const ir::Operation& op = *b.ops()[0];
-  const ir::Operation& ret = *b.ops()[1];
-  if (op.num_operands() != 2 || op.num_results() != 1 || ret.num_operands() != 1 ||
-      ret.operand(0) != op.result(0)) {
-    return "";
-  }
-  const bool args = (op.operand(0) == b.argument(0) && op.operand(1) == b.argument(1)) ||
-                    (op.operand(0) == b.argument(1) && op.operand(1) == b.argument(0));
-  return args ? op.name_str() : "";
-}
-
-bool IsZeroConstant(ir::Value v) {
-  const ir::Operation* def = v.defining_op();
-  if (def == nullptr || def->name_str() != "stablehlo.constant") return false;
-  ir::Attribute value = def->attr("value");
-  if (value.kind() != ir::Attribute::Kind::kDenseElements) return false;
-  const std::vector<uint8_t>& bytes = value.bytes();
-  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
-}
-
 // Kept dimensions are shared with the result; reduced ones are reductions.
 // Partial results combine across devices when folding the init value in
 // more than once changes nothing: max/min/and/or, or add from zero.
@@ -195,7 +171,7 @@ std::optional<ShardingRule> ReduceRule(const ir::Operation& op) {
   rule.operands = {in, {}};  // the init value is a scalar
   rule.results = {out};
   rule.pad_values = {1};
-  const std::string body = BodyOp(op.region(0));
+  const std::string body = CombinerOf(op.region(0));
   if (body == "stablehlo.maximum" || body == "stablehlo.minimum" || body == "stablehlo.and" ||
       body == "stablehlo.or" || (body == "stablehlo.add" && IsZeroConstant(op.operand(1)))) {
     rule.combiner = body;

@@ -206,6 +206,36 @@ TEST(Partitioner, BroadcastsAndIotasAreBuiltInParts) {
   EXPECT_TRUE(whole.values[0].BitwiseEquals(split.values[0])) << split.values[0].ToString();
 }
 
+// An embedding's gradient: each device scatters its batch's rows into a
+// table of zeros, and the partial tables add up; the updates never move.
+constexpr char kEmbeddingGrad[] = R"(
+  func.func @main() -> (tensor<10x4xf32> {mhlo.sharding = "{replicated}"}) {
+    %i = stablehlo.iota dim = 0 : tensor<8xi32>
+    %three = stablehlo.constant dense<3> : tensor<8xi32>
+    %r = stablehlo.remainder %i, %three : tensor<8xi32>
+    %ids = stablehlo.custom_call @Sharding(%r) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xi32>) -> tensor<8xi32>
+    %u0 = stablehlo.iota dim = 0 : tensor<8x4xf32>
+    %u = stablehlo.custom_call @Sharding(%u0) {mhlo.sharding = "{devices=[4,1]<=[4]}"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    %z = stablehlo.constant dense<0.0> : tensor<10x4xf32>
+    %g = "stablehlo.scatter"(%z, %ids, %u) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<10x4xf32>, tensor<8xi32>, tensor<8x4xf32>) -> tensor<10x4xf32>
+    return %g : tensor<10x4xf32>
+  })";
+
+TEST(Partitioner, ScatterAddsIntoZerosSplitByUpdate) {
+  Partitioned p = PartitionText(Program(4, kEmbeddingGrad));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 1);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 0);
+  const test::Outcome whole = test::RunWhole(*Parse(Program(4, kEmbeddingGrad)), "main");
+  const test::Outcome split = test::RunPartitioned(*p.module, "main");
+  ASSERT_TRUE(split.status.ok()) << split.status.ToString();
+  EXPECT_TRUE(whole.values[0].BitwiseEquals(split.values[0])) << split.values[0].ToString();
+}
+
 // A custom call splits by the rule it declares (a matmul-like kernel: its
 // contraction, a reduction factor, stays whole).
 TEST(Partitioner, CustomCallsSplitByTheirDeclaredRule) {

@@ -28,6 +28,10 @@ struct TrainStepOptions {
   std::vector<std::pair<std::string, int64_t>> mesh;
   double learning_rate = 1e-4, beta1 = 0.9, beta2 = 0.95, epsilon = 1e-8, weight_decay = 0.1;
   double norm_epsilon = 1e-5;
+  // Attention as one fused kernel (tpusim.flash_attention), as MaxText runs
+  // it on TPUs; false spells it out in matmuls and a softmax, the [S, S]
+  // scores in HBM.
+  bool flash_attention = true;
 };
 
 // The step as StableHLO text: @main(parameters..., first moments...,

@@ -99,6 +99,15 @@ ShardingRule PositionalShardingRule(const ir::Operation& op, const std::vector<i
 // makes of padding, so no factor splits unevenly.
 std::optional<ShardingRule> DeclaredShardingRule(const ir::Operation& op);
 
+// The op of a reduction body that is one elementwise op on its two
+// arguments ("stablehlo.add"): what partial results combine with; empty
+// for any other body.
+std::string CombinerOf(const ir::Region& body);
+
+// Whether `v` is a constant of zeros: an add combines with it once or many
+// times alike.
+bool IsZeroConstant(ir::Value v);
+
 }  // namespace tpusim::ops
 
 #endif  // TPUSIM_OPS_SHARDING_RULE_H_

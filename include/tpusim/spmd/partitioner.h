@@ -48,8 +48,8 @@ bool IsGlobalProgram(const ir::Module& module);
 // returns each device's tiles, with `mhlo.sharding` on its arguments and
 // results saying which tile each device holds. Errors carry the location of
 // the op or function they concern: kInvalidArgument for an illegal
-// sharding, kUnimplemented for one tpusim cannot partition yet (uneven
-// shards, arbitrary device orders).
+// sharding, kUnimplemented for one tpusim cannot partition yet (an
+// arbitrary order of devices).
 StatusOr<std::unique_ptr<ir::Module>> Partition(const ir::Module& module, const std::string& entry,
                                                 PartitionStats* stats = nullptr);
 

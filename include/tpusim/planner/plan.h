@@ -1,0 +1,60 @@
+// `tpusim plan`: which mesh trains a model fastest on a slice. Each
+// candidate is the model's train step emitted with that mesh's shardings,
+// partitioned by the SPMD partitioner, compiled (a program that does not fit
+// HBM is rejected with its memory breakdown) and timed on the slice: the
+// same path as `tpusim run --slice --timing-only`, no separate formula.
+#ifndef TPUSIM_PLANNER_PLAN_H_
+#define TPUSIM_PLANNER_PLAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/model/model.h"
+
+namespace tpusim::planner {
+
+struct PlanRequest {
+  model::ModelSpec model;
+  std::vector<std::string> slices;  // accelerator types: "v5p-128"
+  int64_t global_batch = 0;         // sequences per step
+  int64_t seq = 0;                  // 0: the model's max_seq
+  std::string dtype = "bf16";       // activations
+  int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
+};
+
+// One mesh on one slice, and what the simulation made of it.
+struct Candidate {
+  std::string slice;
+  int64_t chips = 0;
+  int64_t data = 1, fsdp = 1, tensor = 1;
+  // Empty when it ran; else why not (the memory breakdown of a program that
+  // does not fit, or what the step cannot be built for).
+  std::string rejected;
+  double step_seconds = 0;
+  double mfu = 0;  // model FLOPs (TrainingFlopsPerToken) over the chips' bf16 peak
+  double tokens_per_s_per_chip = 0;
+  int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;
+  double exposed_communication_seconds = 0;
+
+  bool fits() const { return rejected.empty(); }
+  std::string Mesh() const;  // "data=1,fsdp=64,tensor=2"
+};
+
+// Called after each candidate: it, and how many are done of how many.
+using Progress = std::function<void(const Candidate&, int done, int total)>;
+
+// Every mesh of every slice, fastest first, rejected ones last.
+// kInvalidArgument when a slice is unknown or no mesh of any slice splits
+// the batch; kNotFound... as FindSlice.
+StatusOr<std::vector<Candidate>> Plan(const PlanRequest& request, const Progress& progress = {});
+
+// The candidates as a text table / as JSON.
+std::string PlanTable(const PlanRequest& request, const std::vector<Candidate>& candidates);
+std::string PlanJson(const PlanRequest& request, const std::vector<Candidate>& candidates);
+
+}  // namespace tpusim::planner
+
+#endif  // TPUSIM_PLANNER_PLAN_H_

@@ -1,0 +1,190 @@
+#include "tpusim/planner/plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/model/train_step.h"
+#include "tpusim/pod/collective_cost.h"
+#include "tpusim/pod/slice.h"
+#include "tpusim/report/report.h"
+#include "tpusim/runtime/compile.h"
+#include "tpusim/spmd/partitioner.h"
+#include "tpusim/timing/timing.h"
+
+namespace tpusim::planner {
+namespace {
+
+// The meshes of `devices` worth trying: a tensor axis that splits the
+// heads and the MLP evenly, the rest split between data and fsdp so that
+// both divide the batch and fsdp the model dimension.
+std::vector<Candidate> Meshes(const PlanRequest& r, const pod::Slice& slice) {
+  const model::ModelSpec& m = r.model;
+  const int64_t devices = slice.num_devices();
+  std::vector<Candidate> out;
+  for (int64_t t = 1; t <= std::min(devices, r.max_tensor); t *= 2) {
+    if (devices % t != 0 || (m.heads * m.head_dim) % t != 0 || (m.kv_heads * m.head_dim) % t != 0 ||
+        m.d_ff % t != 0) {
+      continue;
+    }
+    const int64_t rest = devices / t;
+    if (r.global_batch % rest != 0) continue;
+    for (int64_t data = 1; data <= rest; ++data) {
+      if (rest % data != 0 || m.d_model % (rest / data) != 0) continue;
+      Candidate c;
+      c.slice = slice.name;
+      c.chips = slice.total_chips();
+      c.data = data;
+      c.fsdp = rest / data;
+      c.tensor = t;
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Runs candidate `c`'s train step on `slice`; errors are those that would
+// fail every candidate alike (a model the step cannot be built for).
+Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
+  model::TrainStepOptions o;
+  o.batch = r.global_batch;
+  o.seq = r.seq;
+  o.dtype = r.dtype;
+  o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
+  TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
+  TPUSIM_ASSIGN_OR_RETURN(auto global, frontend::ParseStableHlo(text, r.model.name + ".step.mlir"));
+  TPUSIM_ASSIGN_OR_RETURN(auto module, spmd::Partition(*global, "main"));
+  runtime::Compiler compiler({.use_cache = false});
+  const hw::ChipSpec& chip = slice.chip;
+  c.hbm_capacity_bytes = chip.memory.hbm_bytes;
+  StatusOr<runtime::CompileResult> compiled = compiler.Compile(*module, "main", chip);
+  if (compiled.status().code() == StatusCode::kResourceExhausted) {
+    const std::string& why = compiled.status().message();
+    const size_t at = why.find("@main needs");  // after the pass's name
+    c.rejected = at == std::string::npos ? why : why.substr(at);
+    return Status::Ok();
+  }
+  TPUSIM_RETURN_IF_ERROR(compiled.status());
+  const ir::Module& program = *compiled->program->module;
+  TPUSIM_ASSIGN_OR_RETURN(pod::CollectivePricer pricer,
+                          pod::CollectivePricer::Create(slice, 1, slice.num_devices()));
+  TPUSIM_RETURN_IF_ERROR(pricer.Prepare(program));
+  TPUSIM_ASSIGN_OR_RETURN(timing::Timeline timeline,
+                          timing::TimeStatically(program, "main", chip, {.pod = &pricer}));
+  const report::Summary summary = report::Summarize(timeline);
+  c.step_seconds = summary.total_seconds;
+  c.exposed_communication_seconds = summary.exposed_communication_seconds;
+  if (compiled->program->memory) c.hbm_peak_bytes = compiled->program->memory->peak_bytes;
+  const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
+  const double tokens = static_cast<double>(r.global_batch * seq);
+  const double chips = static_cast<double>(slice.total_chips());
+  c.mfu = model::TrainingFlopsPerToken(r.model, seq) * tokens /
+          (c.step_seconds * chips * chip.PeakBf16FlopsPerS());
+  c.tokens_per_s_per_chip = tokens / c.step_seconds / chips;
+  return Status::Ok();
+}
+
+std::string GiB(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / (1 << 30));
+  return buf;
+}
+
+}  // namespace
+
+std::string Candidate::Mesh() const {
+  return "data=" + std::to_string(data) + ",fsdp=" + std::to_string(fsdp) +
+         ",tensor=" + std::to_string(tensor);
+}
+
+StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& progress) {
+  if (r.global_batch <= 0) return InvalidArgument("--global-batch must be > 0");
+  std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;
+  size_t total = 0;
+  for (const std::string& name : r.slices) {
+    TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, pod::FindSlice(name));
+    std::vector<Candidate> meshes = Meshes(r, slice);
+    total += meshes.size();
+    work.emplace_back(std::move(slice), std::move(meshes));
+  }
+  if (total == 0) {
+    return InvalidArgument("a global batch of " + std::to_string(r.global_batch) +
+                           " sequences splits over the data and fsdp axes of no mesh of " +
+                           (r.slices.size() == 1 ? r.slices[0] : "these slices") +
+                           ": give a multiple of the devices (or of devices / tensor)");
+  }
+  std::vector<Candidate> out;
+  for (auto& [slice, meshes] : work) {
+    for (Candidate& c : meshes) {
+      TPUSIM_RETURN_IF_ERROR(Evaluate(r, slice, c).WithContext(c.slice + " " + c.Mesh()));
+      out.push_back(c);
+      if (progress) progress(c, static_cast<int>(out.size()), static_cast<int>(total));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.fits() != b.fits()) return a.fits();
+    return a.step_seconds < b.step_seconds;
+  });
+  return out;
+}
+
+std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+  const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
+  std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
+                    " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-12s %-28s %10s %7s %14s %18s %10s\n", "slice", "mesh",
+                "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed");
+  out += line;
+  for (const Candidate& c : candidates) {
+    if (!c.fits()) continue;
+    std::snprintf(line, sizeof line, "  %-12s %-28s %9.3fs %6.1f%% %14.0f %18s %9.3fs\n",
+                  c.slice.c_str(), c.Mesh().c_str(), c.step_seconds, 100 * c.mfu,
+                  c.tokens_per_s_per_chip,
+                  (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
+                  c.exposed_communication_seconds);
+    out += line;
+  }
+  for (const Candidate& c : candidates) {
+    if (!c.fits()) out += "  rejected " + c.slice + " " + c.Mesh() + ": " + c.rejected + "\n";
+  }
+  if (!candidates.empty() && candidates[0].fits()) {
+    const Candidate& best = candidates[0];
+    out += "best: " + best.slice + " with --mesh " + best.Mesh() + "\n";
+  } else {
+    out += "no mesh fits: every candidate runs out of HBM\n";
+  }
+  return out;
+}
+
+std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+  nlohmann::json j;
+  j["model"] = r.model.name;
+  j["global_batch"] = r.global_batch;
+  j["seq"] = r.seq > 0 ? r.seq : r.model.max_seq;
+  j["dtype"] = r.dtype;
+  nlohmann::json& list = j["candidates"] = nlohmann::json::array();
+  for (const Candidate& c : candidates) {
+    nlohmann::json e = {{"slice", c.slice},
+                        {"chips", c.chips},
+                        {"data", c.data},
+                        {"fsdp", c.fsdp},
+                        {"tensor", c.tensor},
+                        {"fits", c.fits()},
+                        {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
+    if (c.fits()) {
+      e["step_seconds"] = c.step_seconds;
+      e["mfu"] = c.mfu;
+      e["tokens_per_s_per_chip"] = c.tokens_per_s_per_chip;
+      e["hbm_peak_bytes"] = c.hbm_peak_bytes;
+      e["exposed_communication_seconds"] = c.exposed_communication_seconds;
+    } else {
+      e["rejected"] = c.rejected;
+    }
+    list.push_back(std::move(e));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tpusim::planner

@@ -1,0 +1,79 @@
+#include "tpusim/planner/plan.h"
+
+#include <gtest/gtest.h>
+
+namespace tpusim::planner {
+namespace {
+
+model::ModelSpec Small() {
+  model::ModelSpec m;
+  m.name = "small";
+  m.layers = 2;
+  m.d_model = 256;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.head_dim = 64;
+  m.d_ff = 512;
+  m.vocab = 1000;
+  m.max_seq = 128;
+  return m;
+}
+
+TEST(Plan, EveryMeshOfTheSliceIsTimedFastestFirst) {
+  PlanRequest r{.model = Small(), .slices = {"v5e-8"}, .global_batch = 16};
+  int calls = 0;
+  auto c = Plan(r, [&](const Candidate&, int done, int total) {
+    ++calls;
+    EXPECT_LE(done, total);
+  });
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(calls, static_cast<int>(c->size()));
+  EXPECT_GE(c->size(), 8u);
+  for (size_t i = 0; i < c->size(); ++i) {
+    const Candidate& x = (*c)[i];
+    EXPECT_EQ(x.data * x.fsdp * x.tensor, 8) << x.Mesh();
+    ASSERT_TRUE(x.fits()) << x.rejected;
+    EXPECT_GT(x.step_seconds, 0);
+    EXPECT_GT(x.mfu, 0);
+    EXPECT_LT(x.mfu, 1);
+    EXPECT_GT(x.hbm_peak_bytes, 0);
+    if (i > 0) EXPECT_GE(x.step_seconds, (*c)[i - 1].step_seconds);
+  }
+  const std::string table = PlanTable(r, *c);
+  EXPECT_NE(table.find("best: " + (*c)[0].slice + " with --mesh " + (*c)[0].Mesh()),
+            std::string::npos)
+      << table;
+  EXPECT_NE(PlanJson(r, *c).find("\"tokens_per_s_per_chip\""), std::string::npos);
+}
+
+// A model too large for the chips: every mesh is rejected, with the reason.
+TEST(Plan, MeshesThatDoNotFitAreRejectedWithTheirMemory) {
+  model::ModelSpec big = Small();
+  big.d_model = 8192;
+  big.d_ff = 32768;
+  big.heads = 64;
+  big.layers = 16;
+  PlanRequest r{.model = big, .slices = {"v5e-4"}, .global_batch = 4};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->empty());
+  for (const Candidate& x : *c) {
+    EXPECT_FALSE(x.fits());
+    EXPECT_NE(x.rejected.find("of HBM but v5e has"), std::string::npos) << x.rejected;
+  }
+  EXPECT_NE(PlanTable(r, *c).find("no mesh fits"), std::string::npos);
+}
+
+TEST(Plan, BadRequestsSayWhy) {
+  // Without an 8-way tensor axis, 3 sequences split over no mesh.
+  PlanRequest r{.model = Small(), .slices = {"v5e-8"}, .global_batch = 3, .max_tensor = 4};
+  auto c = Plan(r);
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("a global batch of 3"), std::string::npos);
+  r.global_batch = 8;
+  r.slices = {"v9-8"};
+  EXPECT_FALSE(Plan(r).ok());
+}
+
+}  // namespace
+}  // namespace tpusim::planner
