@@ -77,6 +77,14 @@ Status Validate(const ModelSpec& m, const std::string& file) {
   if (m.experts < 1 || m.experts_per_token < 1 || m.experts_per_token > m.experts) {
     return bad("moe: need 1 <= experts_per_token <= experts");
   }
+  // Counted in doubles first, so that no count overflows int64 later.
+  auto f = [](int64_t v) { return static_cast<double>(v); };
+  const double d = f(m.d_model);
+  const double per_layer =
+      2 * d * (f(m.heads) + f(m.kv_heads)) * f(m.head_dim) + 3 * d * f(m.d_ff) * f(m.experts);
+  const double total = per_layer * f(m.layers) + d * (2 * f(m.vocab) + f(m.position_embeddings)) +
+                       f(m.layers) * f(m.heads) * f(m.head_dim) * f(m.max_seq);
+  if (!(total < 1e16)) return bad("the model has more than 10^16 parameters");
   return Status::Ok();
 }
 

@@ -71,6 +71,11 @@ TEST(ModelToml, ErrorsCarryTheirLocation) {
       "head_dim = 4\nd_ff = 8\nvocab = 10\nmax_seq = 4\n",
       "m.toml");
   EXPECT_NE(heads.status().message().find("multiple of kv_heads"), std::string::npos);
+  auto huge = LoadModelToml(
+      "name = \"x\"\n[architecture]\nlayers = 4000000000\nd_model = 4000000000\nheads = 1\n"
+      "kv_heads = 1\nhead_dim = 4\nd_ff = 8\nvocab = 10\nmax_seq = 4\n",
+      "m.toml");
+  EXPECT_NE(huge.status().message().find("more than 10^16 parameters"), std::string::npos);
   auto syntax = LoadModelToml("name = \n", "m.toml");
   EXPECT_NE(syntax.status().message().find("m.toml:1:"), std::string::npos);
 }
