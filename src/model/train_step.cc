@@ -97,9 +97,10 @@ class TrainStepBuilder {
   Val Loss(const Val& logits, const Val& targets, Val& dlogits);
   void AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
              std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v);
-  std::string Loop(const std::vector<Val>& init, const std::vector<std::string>& names,
-                   const std::function<std::vector<Val>(const std::vector<Val>&)>& body,
-                   std::vector<Val>& results);
+  // A while loop over the layers carrying `init` (the counter first);
+  // `body` maps the carried values to their next ones. Returns the results.
+  std::vector<Val> Loop(const std::vector<Val>& init,
+                        const std::function<std::vector<Val>(const std::vector<Val>&)>& body);
 
   const ModelSpec& m_;
   const TrainStepOptions& o_;
@@ -357,12 +358,9 @@ void TrainStepBuilder::AdamW(const Val& p, const Val& g, const Val& m, const Val
   out_v.push_back(v2);
 }
 
-// A while loop over `init` (the counter first); `body` maps the carried
-// values to their next ones. Writes the results into `results`.
-std::string TrainStepBuilder::Loop(
-    const std::vector<Val>& init, const std::vector<std::string>&,
-    const std::function<std::vector<Val>(const std::vector<Val>&)>& body,
-    std::vector<Val>& results) {
+std::vector<Val> TrainStepBuilder::Loop(
+    const std::vector<Val>& init,
+    const std::function<std::vector<Val>(const std::vector<Val>&)>& body) {
   std::vector<Val> args;
   std::string header, types;
   for (size_t i = 0; i < init.size(); ++i) {
@@ -383,11 +381,11 @@ std::string TrainStepBuilder::Loop(
   for (size_t i = 0; i < next.size(); ++i) names += std::string(i ? ", " : "") + next[i].name;
   w_.Line("  stablehlo.return " + names + " : " + types);
   w_.Line("}");
-  results.clear();
+  std::vector<Val> results;
   for (size_t i = 0; i < init.size(); ++i) {
     results.push_back({name + "#" + std::to_string(i), init[i].shape, init[i].element});
   }
-  return name;
+  return results;
 }
 
 std::string TrainStepBuilder::Build() {
@@ -434,19 +432,14 @@ std::string TrainStepBuilder::Build() {
       Scalar(0, "i32"), w_.Constraint(w_.Gather(LookupTable(embed), tokens), BatchSharding(3)),
       w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
   for (const std::string& name : layer_names) init.push_back(stacks[name]);
-  std::vector<Val> fwd;
-  Loop(
-      init, {},
-      [&](const std::vector<Val>& a) {
-        std::map<std::string, Val> st;
-        for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
-        const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
-        std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y,
-                                 w_.SetLayer(a[2], a[1], a[0])};
-        next.insert(next.end(), a.begin() + 3, a.end());
-        return next;
-      },
-      fwd);
+  const std::vector<Val> fwd = Loop(init, [&](const std::vector<Val>& a) {
+    std::map<std::string, Val> st;
+    for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
+    const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
+    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y, w_.SetLayer(a[2], a[1], a[0])};
+    next.insert(next.end(), a.begin() + 3, a.end());
+    return next;
+  });
 
   // The head and the loss.
   const std::string loss_type = o_.dtype == "f64" ? "f64" : "f32";
@@ -472,10 +465,8 @@ std::string TrainStepBuilder::Build() {
       binit.push_back(w_.Constraint(w_.Splat(0, q.shape, o_.param_dtype), Sharding(q.axes)));
     }
   }
-  std::vector<Val> bwd;
-  Loop(
-      binit, {},
-      [&](const std::vector<Val>& a) {
+  const std::vector<Val> bwd =
+      Loop(binit, [&](const std::vector<Val>& a) {
         const Val i = Sub(Scalar(static_cast<double>(m_.layers - 1), "i32"), a[0]);
         std::map<std::string, Val> st;
         for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
@@ -490,8 +481,7 @@ std::string TrainStepBuilder::Build() {
               w_.SetLayer(a[3 + n + k], w_.Convert(grads[layer_names[k]], o_.param_dtype), i));
         }
         return next;
-      },
-      bwd);
+      });
 
   std::map<std::string, Val> grads;
   for (size_t k = 0; k < n; ++k) grads[layer_names[k]] = bwd[3 + n + k];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "tpusim/ops/op_def.h"
 
@@ -162,41 +163,47 @@ std::optional<ir::Value> FunctionPartitioner::PadValue(const ir::Operation& op,
   return map.at(op.operand(pad).impl());
 }
 
-// A reduction reads every row of its operands, the padding of an uneven
-// split too: it must hold the value that changes nothing.
-void FunctionPartitioner::MaskPadding(const ir::Operation& op, const ops::ShardingRule& rule,
-                                      const FactorAxes& factors, ir::ValueMap& map) {
+namespace {
+
+// Calls fn(i, dim, factor, local value) for each dimension of each
+// distinct operand of `op` that a factor the op splits covers.
+void ForSplitDims(const ir::Operation& op, const ops::ShardingRule& rule, const FactorAxes& factors,
+                  ir::ValueMap& map, const std::function<void(int, int64_t, int, ir::Value&)>& fn) {
   std::unordered_set<const ir::ValueImpl*> done;
   for (int i = 0; i < op.num_operands(); ++i) {
     if (!done.insert(op.operand(i).impl()).second) continue;  // an operand used twice
     for (size_t d = 0; d < rule.operands[i].size(); ++d) {
       const int f = rule.operands[i][d];
-      if (f < 0 || !factors.IsReduction(f) || factors.axes()[f].empty()) continue;
-      const auto dim = static_cast<int64_t>(d);
-      const int64_t size = op.operand(i).type().dim(dim);
-      if (size % mesh_.Size(factors.axes()[f]) == 0) continue;
-      ir::Value& v = map[op.operand(i).impl()];
-      v = emit_->Mask(v, dim, factors.axes()[f], size, PadValue(op, rule, i, map));
+      if (f >= 0 && !factors.axes()[f].empty()) {
+        fn(i, static_cast<int64_t>(d), f, map[op.operand(i).impl()]);
+      }
     }
   }
+}
+
+}  // namespace
+
+// A reduction reads every row of its operands, the padding of an uneven
+// split too: it must hold the value that changes nothing.
+void FunctionPartitioner::MaskPadding(const ir::Operation& op, const ops::ShardingRule& rule,
+                                      const FactorAxes& factors, ir::ValueMap& map) {
+  ForSplitDims(op, rule, factors, map, [&](int i, int64_t dim, int f, ir::Value& v) {
+    const int64_t size = op.operand(i).type().dim(dim);
+    if (!factors.IsReduction(f) || size % mesh_.Size(factors.axes()[f]) == 0) return;
+    v = emit_->Mask(v, dim, factors.axes()[f], size, PadValue(op, rule, i, map));
+  });
 }
 
 // Each device's windows along a split dimension read rows of its
 // neighbours' parts: they come with the operand.
 void FunctionPartitioner::AddHalos(const ir::Operation& op, const ops::ShardingRule& rule,
                                    const FactorAxes& factors, ir::ValueMap& map) {
-  std::unordered_set<const ir::ValueImpl*> done;
-  for (int i = 0; i < op.num_operands(); ++i) {
-    if (!done.insert(op.operand(i).impl()).second) continue;  // an operand used twice
-    for (size_t d = 0; d < rule.operands[i].size(); ++d) {
-      const int f = rule.operands[i][d];
-      if (f < 0 || !rule.factors[f].window || factors.axes()[f].empty()) continue;
-      const ops::ShardingRule::Window& w = *rule.factors[f].window;
-      ir::Value& v = map[op.operand(i).impl()];
-      v = emit_->Halo(v, static_cast<int64_t>(d), factors.axes()[f], w.HaloLo(), w.HaloHi(),
-                      PadValue(op, rule, i, map));
-    }
-  }
+  ForSplitDims(op, rule, factors, map, [&](int i, int64_t dim, int f, ir::Value& v) {
+    const auto& w = rule.factors[f].window;
+    if (!w) return;
+    v = emit_->Halo(v, dim, factors.axes()[f], w->HaloLo(), w->HaloHi(),
+                    PadValue(op, rule, i, map));
+  });
 }
 
 // The halos stand for a split dimension's padding on the devices.
