@@ -166,7 +166,9 @@ int Main(int argc, char** argv) {
       "plan", "the mesh that trains a model fastest on a slice: step time, MFU, HBM per chip");
   plan_cmd->add_option("--model", plan_model, "a model of the library (tpusim model --list)")
       ->required();
-  plan_cmd->add_option("--slice,--slices", plan_slices, "accelerator types, comma-separated")
+  plan_cmd
+      ->add_option("--slice,--slices", plan_slices,
+                   "accelerator types (v5p-128) or generation:torus (v4:4x4x12), comma-separated")
       ->required();
   plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step")->required();
   plan_cmd->add_option("--seq", plan.seq, "sequence length (default: the model's)");

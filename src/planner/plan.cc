@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/hw/chip.h"
 #include "tpusim/model/train_step.h"
 #include "tpusim/pod/collective_cost.h"
 #include "tpusim/pod/slice.h"
@@ -91,6 +92,15 @@ std::string GiB(int64_t bytes) {
   return buf;
 }
 
+// An accelerator type ("v5p-128") or a generation and torus ("v4:4x4x12",
+// as published runs on slices Cloud TPU does not list give them).
+StatusOr<pod::Slice> SliceNamed(const std::string& name) {
+  const size_t colon = name.find(':');
+  if (colon == std::string::npos) return pod::FindSlice(name);
+  TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, hw::FindPreset(name.substr(0, colon)));
+  return pod::MakeSlice(chip, name.substr(colon + 1));
+}
+
 }  // namespace
 
 std::string Candidate::Mesh() const {
@@ -103,7 +113,7 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;
   size_t total = 0;
   for (const std::string& name : r.slices) {
-    TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, pod::FindSlice(name));
+    TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, SliceNamed(name));
     std::vector<Candidate> meshes = Meshes(r, slice);
     total += meshes.size();
     work.emplace_back(std::move(slice), std::move(meshes));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tpusim::planner {
 namespace {
 
@@ -44,6 +46,24 @@ TEST(Plan, EveryMeshOfTheSliceIsTimedFastestFirst) {
             std::string::npos)
       << table;
   EXPECT_NE(PlanJson(r, *c).find("\"tokens_per_s_per_chip\""), std::string::npos);
+}
+
+// A torus Cloud TPU does not list, by generation and shape: 12 devices.
+TEST(Plan, SlicesMayBeGivenByTorus) {
+  model::ModelSpec m = Small();
+  m.d_model = 384;  // split 6 and 12 ways too
+  PlanRequest r{.model = m, .slices = {"v4:2x2x3"}, .global_batch = 12, .max_tensor = 1};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->empty());
+  for (const Candidate& x : *c) {
+    EXPECT_EQ(x.chips, 12);
+    EXPECT_EQ(x.data * x.fsdp, 12) << x.Mesh();
+  }
+  // data=2 x fsdp=6: a mesh whose major axis is not its largest prime.
+  EXPECT_TRUE(std::any_of(c->begin(), c->end(), [](const Candidate& x) {
+    return x.data == 2 && x.fsdp == 6 && x.fits();
+  }));
 }
 
 // A model too large for the chips: every mesh is rejected, with the reason.

@@ -34,7 +34,13 @@ int64_t FlatIndex(const std::vector<int64_t>& coords, const std::vector<int64_t>
 
 }  // namespace
 
-Mesh::Mesh(int64_t devices) : devices_(devices), sizes_(PrimeFactors(devices)) {
+Mesh::Mesh(int64_t devices) : Mesh(std::vector<int64_t>{devices}) {}
+
+Mesh::Mesh(const std::vector<int64_t>& axes) : devices_(1) {
+  for (int64_t size : axes) {
+    devices_ *= size;
+    for (int64_t p : PrimeFactors(size)) sizes_.push_back(p);
+  }
   strides_.resize(sizes_.size());
   int64_t stride = 1;
   for (size_t a = sizes_.size(); a-- > 0;) {
@@ -111,28 +117,31 @@ StatusOr<Sharding> FromHlo(const Mesh& mesh, const ir::HloSharding& s, int64_t r
                          "order)");
   };
   if (s.devices[0] != 0) return off_mesh();
-  // Each digit of the tile grid must step along one mesh axis of its size.
+  // Each digit of the tile grid must step along one mesh axis; from the
+  // minor end, the device one step on names the axis by its stride.
   std::vector<Digit> digits;
   std::vector<int> axis_of;
   std::vector<bool> used(mesh.num_axes(), false);
   for (size_t i = 0; i < extents.size(); ++i) {
-    std::vector<int64_t> primes = PrimeFactors(extents[i]);
-    int64_t weight = extents[i];
-    for (int64_t q : primes) {
-      weight /= q;
+    const size_t first = digits.size();
+    for (int64_t weight = 1; weight < extents[i];) {
       std::vector<int64_t> coords(extents.size(), 0);
       coords[i] = weight;
       const int64_t stride = s.devices[FlatIndex(coords, extents)];
       int a = 0;
-      while (a < mesh.num_axes() &&
-             (used[a] || mesh.axis_size(a) != q || mesh.axis_stride(a) != stride)) {
+      while (a < mesh.num_axes() && (used[a] || mesh.axis_stride(a) != stride ||
+                                     extents[i] % (weight * mesh.axis_size(a)) != 0)) {
         ++a;
       }
       if (a == mesh.num_axes()) return off_mesh();
       used[a] = true;
-      digits.push_back({i, q, weight});
+      digits.push_back({i, mesh.axis_size(a), weight});
       axis_of.push_back(a);
+      weight *= mesh.axis_size(a);
     }
+    // Major first within the dimension, as Sharding lists its axes.
+    std::reverse(digits.begin() + static_cast<int64_t>(first), digits.end());
+    std::reverse(axis_of.begin() + static_cast<int64_t>(first), axis_of.end());
   }
   // The digits fit; every tile must sit where they say.
   std::vector<int64_t> coords(extents.size(), 0);

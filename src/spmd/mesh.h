@@ -25,6 +25,10 @@ class Mesh {
   // `devices` split into its prime factors, largest first.
   // REQUIRES: devices >= 1.
   explicit Mesh(int64_t devices);
+  // The axes of a named mesh, major first ("data"=2, "fsdp"=96), each split
+  // into its prime factors, largest first: [2, 3, 2, 2, 2, 2, 2].
+  // REQUIRES: every size >= 1.
+  explicit Mesh(const std::vector<int64_t>& axes);
 
   int64_t devices() const { return devices_; }
   int num_axes() const { return static_cast<int>(sizes_.size()); }

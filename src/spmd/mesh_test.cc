@@ -21,6 +21,26 @@ TEST(Mesh, SplitsDevicesIntoPrimeAxesMajorFirst) {
   EXPECT_EQ(mesh.Index(7, {{2, 1}}), 3);  // axis 2 major
 }
 
+// A named mesh keeps its axes' order: data=2 major over fsdp=6, which is
+// 3 then 2 within.
+TEST(Mesh, NamedAxesKeepTheirOrder) {
+  Mesh mesh(std::vector<int64_t>{2, 6});
+  ASSERT_EQ(mesh.num_axes(), 3);
+  EXPECT_EQ(mesh.devices(), 12);
+  EXPECT_EQ(mesh.axis_size(0), 2);
+  EXPECT_EQ(mesh.axis_stride(0), 6);
+  EXPECT_EQ(mesh.axis_size(1), 3);
+  auto s = FromHlo(mesh, Parse("{devices=[2,6]<=[12]}"), 2);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->dims, (std::vector<Axes>{{0}, {1, 2}}));
+  s = FromHlo(mesh, Parse("{devices=[12,1]<=[12]}"), 2);  // the batch over data x fsdp
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->dims, (std::vector<Axes>{{0, 1, 2}, {}}));
+  EXPECT_EQ(ToHlo(mesh, *s).devices, Parse("{devices=[12,1]<=[12]}").devices);
+  // Prime axes largest first cannot hold data=2 major.
+  EXPECT_FALSE(FromHlo(Mesh(12), Parse("{devices=[2,6]<=[12]}"), 2).ok());
+}
+
 TEST(Mesh, GroupsDifferAlongTheirAxesOnly) {
   Mesh mesh(8);
   EXPECT_EQ(mesh.Groups({{0}}),

@@ -38,6 +38,29 @@ bool WorksPerDeviceOutsideManual(const ir::Region& region, bool& manual) {
   return false;
 }
 
+// The program's devices as its Shardy mesh orders them (which axis is major
+// matters once they are not all powers of one prime), else in prime axes.
+Mesh MeshOf(const ir::Module& module) {
+  const int64_t devices =
+      std::max<int64_t>(1, IntAttr(module.attrs().Get("mhlo.num_partitions"), 1));
+  ir::Attribute meshes = module.attrs().Get("sdy.meshes");
+  if (meshes.kind() == ir::Attribute::Kind::kDict) {
+    for (const auto& [name, mesh] : meshes.fields()) {
+      std::vector<int64_t> sizes = mesh.Get("axis_sizes").AsInts();
+      int64_t product = 1;
+      for (int64_t size : sizes) {
+        if (size < 1 || product > devices / size) {
+          product = 0;
+          break;
+        }
+        product *= size;
+      }
+      if (product == devices && mesh.Get("device_ids").AsInts().empty()) return Mesh(sizes);
+    }
+  }
+  return Mesh(devices);
+}
+
 }  // namespace
 
 bool IsGlobalProgram(const ir::Module& module) {
@@ -64,7 +87,7 @@ StatusOr<std::unique_ptr<ir::Module>> Partition(const ir::Module& module, const 
                                                 PartitionStats* stats) {
   PartitionStats local;
   if (stats == nullptr) stats = &local;
-  const Mesh mesh(std::max<int64_t>(1, IntAttr(module.attrs().Get("mhlo.num_partitions"), 1)));
+  const Mesh mesh = MeshOf(module);
   stats->devices = mesh.devices();
   std::unique_ptr<ir::Module> out = ir::CloneModule(module);
   compiler::PassContext ctx{.entry = entry};

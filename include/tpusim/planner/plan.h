@@ -18,7 +18,8 @@ namespace tpusim::planner {
 
 struct PlanRequest {
   model::ModelSpec model;
-  std::vector<std::string> slices;  // accelerator types: "v5p-128"
+  // Accelerator types ("v5p-128"), or a generation and torus ("v4:4x4x12").
+  std::vector<std::string> slices;
   int64_t global_batch = 0;         // sequences per step
   int64_t seq = 0;                  // 0: the model's max_seq
   std::string dtype = "bf16";       // activations
