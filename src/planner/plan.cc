@@ -61,7 +61,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   c.hbm_capacity_bytes = chip.memory.hbm_bytes;
   StatusOr<runtime::CompileResult> compiled = compiler.Compile(*module, "main", chip);
   if (compiled.status().code() == StatusCode::kResourceExhausted) {
-    const std::string& why = compiled.status().message();
+    const std::string why = compiled.status().message();  // status() is a copy
     const size_t at = why.find("@main needs");  // after the pass's name
     c.rejected = at == std::string::npos ? why : why.substr(at);
     return Status::Ok();
