@@ -7,11 +7,11 @@
 // Run: build/bench/compile_bench
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "clock.h"
 #include "programs.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/report/report.h"
@@ -22,13 +22,10 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using tpusim::bench::Clock;
+using tpusim::bench::Seconds;
 using tpusim::runtime::CompileOptions;
 using tpusim::runtime::Compiler;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 std::unique_ptr<tpusim::ir::Module> MustParse(const std::string& text, const char* name) {
   auto module = tpusim::frontend::ParseStableHlo(text, name);

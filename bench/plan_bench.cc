@@ -3,21 +3,14 @@
 // the one-minute target on 2 cores, and per candidate against emitting its
 // program alone (the reference measured in the same run).
 // Run: build/bench/plan_bench
-#include <chrono>
 #include <cstdio>
 
+#include "clock.h"
 #include "tpusim/model/train_step.h"
 #include "tpusim/planner/plan.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-}  // namespace
+using tpusim::bench::Clock;
+using tpusim::bench::Seconds;
 
 int main() {
   auto spec = tpusim::model::FindModel("llama3.1-405b");

@@ -3,23 +3,16 @@
 // model parallel, against the program's parse+verify time and the
 // one-second target.
 // Run: build/bench/spmd_bench
-#include <chrono>
 #include <cstdio>
 
+#include "clock.h"
 #include "programs.h"
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/spmd/partitioner.h"
 #include "tpusim/verify/verifier.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-}  // namespace
+using tpusim::bench::Clock;
+using tpusim::bench::Seconds;
 
 int main() {
   const std::string text = tpusim::bench::GlobalLayeredProgram(1000, 32, 8);

@@ -1,10 +1,10 @@
 // Timing-model speed: how fast tpusim times a program from shapes alone, and
 // how much faster the analytic MXU model is than the cycle-level simulator it
 // must agree with. Run: build/bench/timing_bench
-#include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "clock.h"
 #include "programs.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/frontend/stablehlo_parser.h"
@@ -17,11 +17,8 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
+using tpusim::bench::Clock;
+using tpusim::bench::Seconds;
 
 void TimingOnlySpeed() {
   const int layers = 1000;

@@ -13,20 +13,6 @@ namespace {
 using base::TableReader;
 using base::Where;
 
-const char* MlpName(Mlp m) {
-  switch (m) {
-    case Mlp::kSwiGlu:
-      return "swiglu";
-    case Mlp::kGeGlu:
-      return "geglu";
-    case Mlp::kGelu:
-      return "gelu";
-  }
-  return "?";
-}
-
-const char* NormName(Norm n) { return n == Norm::kRmsNorm ? "rmsnorm" : "layernorm"; }
-
 Status ReadArchitecture(const toml::table& t, const std::string& file, ModelSpec& m) {
   TableReader r(t, file, "architecture.");
   for (auto [key, field] : {std::pair{"layers", &m.layers},
@@ -111,6 +97,20 @@ StatusOr<ModelSpec> FromTable(const toml::table& root, const std::string& file) 
 }
 
 }  // namespace
+
+const char* MlpName(Mlp m) {
+  switch (m) {
+    case Mlp::kSwiGlu:
+      return "swiglu";
+    case Mlp::kGeGlu:
+      return "geglu";
+    case Mlp::kGelu:
+      return "gelu";
+  }
+  return "?";
+}
+
+const char* NormName(Norm n) { return n == Norm::kRmsNorm ? "rmsnorm" : "layernorm"; }
 
 ParamCounts CountParams(const ModelSpec& m) {
   const int64_t d = m.d_model, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;

@@ -1,25 +1,12 @@
 #include "tpusim/planner/model_command.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "runtime/sharding_flags.h"
 #include "tpusim/io/file.h"
 #include "tpusim/model/model.h"
+#include "tpusim/runtime/load.h"
 
 namespace tpusim::planner {
 namespace {
-
-const char* MlpName(model::Mlp m) {
-  switch (m) {
-    case model::Mlp::kSwiGlu:
-      return "SwiGLU";
-    case model::Mlp::kGeGlu:
-      return "GeGLU";
-    case model::Mlp::kGelu:
-      return "GELU";
-  }
-  return "?";
-}
 
 std::string Billions(double n) {
   char buf[32];
@@ -35,8 +22,9 @@ void Describe(const model::ModelSpec& m, int64_t seq, std::FILE* out) {
                "vocab %lld%s\n",
                static_cast<long long>(m.layers), static_cast<long long>(m.d_model),
                static_cast<long long>(m.heads), static_cast<long long>(m.head_dim),
-               static_cast<long long>(m.kv_heads), MlpName(m.mlp), static_cast<long long>(m.d_ff),
-               static_cast<long long>(m.vocab), m.tied_embeddings ? ", tied embeddings" : "");
+               static_cast<long long>(m.kv_heads), model::MlpName(m.mlp),
+               static_cast<long long>(m.d_ff), static_cast<long long>(m.vocab),
+               m.tied_embeddings ? ", tied embeddings" : "");
   if (m.IsMoe()) {
     std::fprintf(out, "  %lld experts, %lld per token\n", static_cast<long long>(m.experts),
                  static_cast<long long>(m.experts_per_token));
@@ -61,35 +49,11 @@ StatusOr<model::ModelSpec> SelectModel(const ModelCommand& c) {
     if (c.name.empty()) return InvalidArgument("name a model (tpusim model --list) or give --file");
     return model::FindModel(c.name);
   }
-  std::ifstream in(c.file, std::ios::binary);
-  if (!in) return NotFound("cannot open model file " + c.file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return model::LoadModelToml(text.str(), c.file);
+  TPUSIM_ASSIGN_OR_RETURN(std::string text, runtime::ReadTextFile(c.file));
+  return model::LoadModelToml(text, c.file);
 }
 
 }  // namespace
-
-StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseMesh(const std::string& flag) {
-  std::vector<std::pair<std::string, int64_t>> mesh;
-  std::stringstream items(flag);
-  for (std::string item; std::getline(items, item, ',');) {
-    const size_t eq = item.find('=');
-    int64_t size = 0;
-    try {
-      size_t used = 0;
-      if (eq != std::string::npos) size = std::stoll(item.substr(eq + 1), &used);
-      if (eq + 1 + used != item.size()) size = 0;
-    } catch (const std::exception&) {
-      size = 0;
-    }
-    if (eq == std::string::npos || eq == 0 || size < 1) {
-      return InvalidArgument("--mesh " + item + ": expected name=size with size >= 1");
-    }
-    mesh.emplace_back(item.substr(0, eq), size);
-  }
-  return mesh;
-}
 
 Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
   if (c.list) {
@@ -107,7 +71,9 @@ Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
     Describe(m, step.seq, out);
     return Status::Ok();
   }
-  TPUSIM_ASSIGN_OR_RETURN(step.mesh, ParseMesh(c.mesh));
+  if (!c.mesh.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(step.mesh, runtime::ParseMeshFlag(c.mesh));
+  }
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(m, step));
   TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(c.emit, text));
   std::fprintf(out, "wrote %s: the train step of %s, batch %lld x sequence %lld\n", c.emit.c_str(),

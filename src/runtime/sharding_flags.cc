@@ -26,25 +26,14 @@ Status AddMesh(const std::string& spec, ir::Module& module) {
   if (module.attrs().Has("sdy.meshes")) {
     return bad("the program defines its own mesh; --mesh is for programs without one");
   }
+  TPUSIM_ASSIGN_OR_RETURN(auto axes, ParseMeshFlag(spec));
   std::vector<Attribute> names, sizes;
   int64_t devices = 1;
-  for (const std::string& axis : Split(spec, ',')) {
-    const size_t eq = axis.find('=');
-    int64_t size = 0;
-    const char* end = axis.data() + axis.size();
-    if (eq == std::string::npos || eq == 0 ||
-        std::from_chars(axis.data() + eq + 1, end, size).ptr != end || size < 1 || size > 4096) {
-      return bad("expected name=size,... with sizes from 1 to 4096");
-    }
-    const std::string name = axis.substr(0, eq);
-    for (const Attribute& n : names) {
-      if (n.str() == name) return bad("axis '" + name + "' named twice");
-    }
+  for (const auto& [name, size] : axes) {
     names.push_back(Attribute::String(name));
     sizes.push_back(Attribute::Int(size));
     devices *= size;
   }
-  if (devices > 65536) return bad("more than 65536 devices");
   const int64_t partitions = GridOf(module).partitions;
   if (partitions > 1 && partitions != devices) {
     return bad("a mesh of " + std::to_string(devices) + " devices for a program of " +
@@ -105,6 +94,29 @@ Status ApplyShard(const std::string& spec, const std::string& mesh, ir::Module& 
 }
 
 }  // namespace
+
+StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseMeshFlag(const std::string& spec) {
+  auto bad = [&](const std::string& why) { return InvalidArgument("--mesh " + spec + ": " + why); };
+  std::vector<std::pair<std::string, int64_t>> axes;
+  int64_t devices = 1;
+  for (const std::string& axis : Split(spec, ',')) {
+    const size_t eq = axis.find('=');
+    int64_t size = 0;
+    const char* end = axis.data() + axis.size();
+    if (eq == std::string::npos || eq == 0 ||
+        std::from_chars(axis.data() + eq + 1, end, size).ptr != end || size < 1 || size > 4096) {
+      return bad("expected name=size,... with sizes from 1 to 4096");
+    }
+    const std::string name = axis.substr(0, eq);
+    for (const auto& [other, _] : axes) {
+      if (other == name) return bad("axis '" + name + "' named twice");
+    }
+    axes.emplace_back(name, size);
+    devices *= size;
+    if (devices > 65536) return bad("more than 65536 devices");
+  }
+  return axes;
+}
 
 Status ApplyShardingFlags(const std::string& mesh, const std::vector<std::string>& shards,
                           ir::Module& module, ir::Function& f) {

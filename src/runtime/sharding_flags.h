@@ -5,7 +5,9 @@
 #ifndef TPUSIM_RUNTIME_SHARDING_FLAGS_H_
 #define TPUSIM_RUNTIME_SHARDING_FLAGS_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tpusim/base/status.h"
@@ -21,6 +23,11 @@ namespace tpusim::runtime {
 // what is wrong: a malformed flag, a program with meshes of its own given
 // --mesh, an unknown argument or axis, an axis used twice, a dimension
 // count that is not the value's rank.
+// A mesh flag ("data=2,fsdp=4") as (axis, size) pairs, major first.
+// kInvalidArgument naming the flag: a malformed entry, a size outside
+// 1..4096, an axis named twice, more than 65536 devices.
+StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseMeshFlag(const std::string& spec);
+
 Status ApplyShardingFlags(const std::string& mesh, const std::vector<std::string>& shards,
                           ir::Module& module, ir::Function& f);
 

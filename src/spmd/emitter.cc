@@ -27,6 +27,14 @@ std::vector<uint8_t> I32Bytes(const std::vector<int64_t>& values) {
 
 }  // namespace
 
+ir::Attribute I64Matrix(const std::vector<int64_t>& flat, int64_t cols) {
+  std::vector<uint8_t> bytes(flat.size() * sizeof(int64_t));
+  if (!flat.empty()) std::memcpy(bytes.data(), flat.data(), bytes.size());
+  const auto rows = static_cast<int64_t>(flat.size()) / cols;
+  return Attribute::DenseElements(ir::Type::Tensor(ir::ElementType::kSI64, {rows, cols}),
+                                  std::move(bytes));
+}
+
 ir::Operation* Emitter::Emit(std::string_view name, std::vector<ir::Value> operands,
                              std::vector<ir::Type> results, std::vector<ir::NamedAttribute> attrs) {
   auto op = std::make_unique<ir::Operation>(ir::OpName(name), loc_);
@@ -36,22 +44,16 @@ ir::Operation* Emitter::Emit(std::string_view name, std::vector<ir::Value> opera
   return Append(std::move(op));
 }
 
+ir::Attribute Emitter::NextChannel() {
+  return Attribute::Struct("stablehlo.channel_handle",
+                           {{"handle", I64(next_channel_++)}, {"type", I64(1)}});
+}
+
 std::vector<ir::NamedAttribute> Emitter::GroupAttrs(const Axes& axes) {
-  std::vector<std::vector<int64_t>> groups = mesh_.Groups(axes);
-  std::vector<uint8_t> bytes;
-  for (const auto& g : groups) {
-    const size_t at = bytes.size();
-    bytes.resize(at + g.size() * sizeof(int64_t));
-    std::memcpy(bytes.data() + at, g.data(), g.size() * sizeof(int64_t));
-  }
-  const auto rows = static_cast<int64_t>(groups.size());
-  const auto cols = static_cast<int64_t>(groups[0].size());
-  Attribute handle = Attribute::Struct("stablehlo.channel_handle",
-                                       {{"handle", I64(next_channel_++)}, {"type", I64(1)}});
-  return {{"replica_groups",
-           Attribute::DenseElements(ir::Type::Tensor(ir::ElementType::kSI64, {rows, cols}),
-                                    std::move(bytes))},
-          {"channel_handle", handle},
+  std::vector<int64_t> flat;
+  for (const auto& g : mesh_.Groups(axes)) flat.insert(flat.end(), g.begin(), g.end());
+  return {{"replica_groups", I64Matrix(flat, mesh_.Size(axes))},
+          {"channel_handle", NextChannel()},
           {"use_global_device_ids", Attribute::Unit()}};
 }
 
@@ -197,17 +199,9 @@ ir::Value Emitter::Shift(ir::Value v, const Axes& axes, int64_t step) {
       pairs.push_back(group[j + step]);
     }
   }
-  std::vector<uint8_t> bytes(pairs.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), pairs.data(), bytes.size());
-  const auto rows = static_cast<int64_t>(pairs.size() / 2);
-  Attribute handle = Attribute::Struct("stablehlo.channel_handle",
-                                       {{"handle", I64(next_channel_++)}, {"type", I64(1)}});
   ++stats_->inserted["stablehlo.collective_permute"];
   return Emit("stablehlo.collective_permute", {v}, {v.type()},
-              {{"source_target_pairs",
-                Attribute::DenseElements(ir::Type::Tensor(ir::ElementType::kSI64, {rows, 2}),
-                                         std::move(bytes))},
-               {"channel_handle", handle}})
+              {{"source_target_pairs", I64Matrix(pairs, 2)}, {"channel_handle", NextChannel()}})
       ->result(0);
 }
 

@@ -15,6 +15,10 @@
 
 namespace tpusim::spmd {
 
+// `flat` as a dense i64 [rows, cols] attribute (replica groups, pairs,
+// padding rows). REQUIRES: cols > 0 divides flat.size().
+ir::Attribute I64Matrix(const std::vector<int64_t>& flat, int64_t cols);
+
 class Emitter {
  public:
   // Appends to `block`; counts what it inserts in `stats`.
@@ -82,6 +86,7 @@ class Emitter {
   ir::Value Edge(ir::Value v, const Axes& axes, int64_t index, ir::Value edge);
   ir::Value Constant(ir::Type type, std::vector<uint8_t> bytes);
   std::vector<ir::NamedAttribute> GroupAttrs(const Axes& axes);
+  ir::Attribute NextChannel();
   void AddCombiner(ir::Operation* op, ir::ElementType element, const std::string& combiner);
 
   // A block being emitted into, with the per-device values made there.

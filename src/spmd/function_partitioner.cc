@@ -1,7 +1,6 @@
 #include "spmd/function_partitioner.h"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 
 #include "tpusim/ops/op_def.h"
@@ -217,10 +216,7 @@ void FunctionPartitioner::DropSplitPadding(const ops::ShardingRule& rule, const 
     if (!w || factors.axes()[f].empty() || 2 * w->padding_row + 1 >= std::ssize(rows)) continue;
     rows[2 * w->padding_row] = rows[2 * w->padding_row + 1] = 0;
   }
-  std::vector<uint8_t> bytes(rows.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), rows.data(), bytes.size());
-  const ir::Type type = ir::Type::Tensor(ir::ElementType::kSI64, {std::ssize(rows) / 2, 2});
-  op.attrs().Set(rule.padding, ir::Attribute::DenseElements(type, std::move(bytes)));
+  op.attrs().Set(rule.padding, I64Matrix(rows, 2));
 }
 
 // An operand split in a way the op cannot use loses some of its axes (a

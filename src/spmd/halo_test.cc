@@ -50,20 +50,16 @@ std::string Program(const Case& c) {
          "}\n";
 }
 
-const char kConv[] =
-    "%y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
-    "window = {stride = [S, S], pad = [[LO, HI], [LO, HI]]} {batch_group_count = 1 : i64, "
-    "feature_group_count = 1 : i64} : (tensor<1x8x8x2xf32>, tensor<3x3x2x3xf32>) -> ";
-
+// A 3x3 convolution with `stride` and padding [lo, hi] on both spatial
+// dimensions; the caller appends the result type.
 std::string Conv(int stride, int lo, int hi) {
-  std::string s = kConv;
-  for (auto [key, v] : {std::pair{"S", stride}, {"LO", lo}, {"HI", hi}}) {
-    for (size_t at; (at = s.find(std::string(key) + ",")) != std::string::npos ||
-                    (at = s.find(std::string(key) + "]")) != std::string::npos;) {
-      s.replace(at, std::string(key).size(), std::to_string(v));
-    }
-  }
-  return s;
+  const std::string st = std::to_string(stride);
+  const std::string pad = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return "%y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, "
+         "f], window = {stride = [" +
+         st + ", " + st + "], pad = [" + pad + ", " + pad +
+         "]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+         "(tensor<1x8x8x2xf32>, tensor<3x3x2x3xf32>) -> ";
 }
 
 std::string MaxPool(int window, int stride, int lo, int hi) {

@@ -22,6 +22,10 @@ enum class Mlp : uint8_t {
 
 enum class Norm : uint8_t { kRmsNorm, kLayerNorm };
 
+// As model files spell them: "swiglu", "rmsnorm".
+const char* MlpName(Mlp m);
+const char* NormName(Norm n);
+
 struct ModelSpec {
   std::string name;         // "llama3-8b"
   std::string description;  // "Llama 3 8B"

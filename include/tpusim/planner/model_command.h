@@ -24,9 +24,6 @@ struct ModelCommand {
 // flag or file at fault; a file is written whole or not at all.
 Status RunModelCommand(const ModelCommand& c, std::FILE* out);
 
-// "data=2,fsdp=4" as (axis, size) pairs; kInvalidArgument naming the flag.
-StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseMesh(const std::string& flag);
-
 }  // namespace tpusim::planner
 
 #endif  // TPUSIM_PLANNER_MODEL_COMMAND_H_
