@@ -51,6 +51,9 @@ Status Validate(const ChipSpec& c) {
   TPUSIM_RETURN_IF_ERROR(Positive("mxu.per_core", c.mxu.per_core));
   TPUSIM_RETURN_IF_ERROR(Positive("mxu.int8_rate", c.mxu.int8_rate));
   TPUSIM_RETURN_IF_ERROR(Positive("mxu.fp8_rate", c.mxu.fp8_rate));
+  if (!(c.mxu.sustained_fraction > 0 && c.mxu.sustained_fraction <= 1)) {
+    return InvalidArgument("mxu.sustained_fraction must be in (0, 1]");
+  }
   TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.lanes", c.vpu.lanes));
   TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.sublanes", c.vpu.sublanes));
   TPUSIM_RETURN_IF_ERROR(Positive("vector_unit.alu_ops_per_cycle", c.vpu.alu_ops_per_cycle));

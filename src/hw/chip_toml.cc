@@ -38,6 +38,7 @@ Status ReadMxu(const toml::table& t, const std::string& file, MxuSpec& m) {
                                     CycleModelName));
   TPUSIM_RETURN_IF_ERROR(r.Read("int8_rate", m.int8_rate));
   TPUSIM_RETURN_IF_ERROR(r.Read("fp8_rate", m.fp8_rate));
+  TPUSIM_RETURN_IF_ERROR(r.Read("sustained_fraction", m.sustained_fraction));
   return r.RejectUnknown();
 }
 
@@ -159,7 +160,9 @@ std::string DumpChipToml(const ChipSpec& c) {
      << "cycle_model = \"" << CycleModelName(c.mxu.cycle_model)
      << "\"  # register | scale_sim (SCALE-Sim's count, without double buffering)\n"
      << "int8_rate = " << c.mxu.int8_rate << "  # int8 MACs per bf16 MAC\n"
-     << "fp8_rate = " << c.mxu.fp8_rate << "  # fp8 MACs per bf16 MAC\n\n"
+     << "fp8_rate = " << c.mxu.fp8_rate << "  # fp8 MACs per bf16 MAC\n"
+     << "sustained_fraction = " << c.mxu.sustained_fraction
+     << "  # calibration: share of the cycle count's rate kernels reach\n\n"
      << "[vector_unit]\n"
      << "lanes = " << c.vpu.lanes << "\n"
      << "sublanes = " << c.vpu.sublanes << "\n"

@@ -18,15 +18,22 @@ bool IsFp8(ir::ElementType t) { return ir::IsFloat(t) && ir::BitWidth(t) <= 8; }
 // (an assumption; no generation publishes it).
 constexpr double kTransposeElementsPerCycle = 128;
 
+// K is streamed through VMEM in double-buffered chunks of this depth, so a
+// tile's footprint does not grow with the contraction size.
+constexpr int64_t kStreamedK = 512;
+
 // Extra HBM bytes when a matmul's operands and f32 result do not fit in VMEM
-// together: the output is computed in b x b blocks, re-reading LHS rows once
-// per column block and RHS columns once per row block.
+// together: the output is computed in b x b f32 blocks held in VMEM while K
+// streams past, re-reading LHS rows once per column block and RHS columns
+// once per row block.
 int64_t TilingBytes(const ChipSpec& chip, const ops::MatmulWork& mm) {
   const int64_t eb = std::max(1, ir::BitWidth(mm.lhs) / 8);
   const int64_t vmem = chip.memory.vmem_bytes;
   if ((mm.m * mm.k + mm.k * mm.n) * eb + mm.m * mm.n * 4 <= vmem) return 0;
+  const int64_t tk = std::min(mm.k, kStreamedK);
+  auto fits = [&](int64_t b) { return b * b * 4 + 2 * 2 * b * tk * eb <= vmem; };
   int64_t b = 128;
-  while (2 * (b + 128) * mm.k * eb + (b + 128) * (b + 128) * 4 <= vmem) b += 128;
+  while (fits(b + 128)) b += 128;
   const int64_t col_blocks = CeilDiv(mm.n, b), row_blocks = CeilDiv(mm.m, b);
   return mm.batch * ((col_blocks - 1) * mm.m * mm.k + (row_blocks - 1) * mm.k * mm.n) * eb;
 }
@@ -126,7 +133,8 @@ OpCost PriceWork(const ChipSpec& chip, const ops::Work& w, double ici_seconds) {
   double pad_ratio = largest_write > 0 ? static_cast<double>(largest_write_padded) /
                                              static_cast<double>(largest_write)
                                        : 1.0;
-  c.unit_seconds[static_cast<int>(Unit::kMxu)] = c.mxu_cycles / chip.clock_hz;
+  c.unit_seconds[static_cast<int>(Unit::kMxu)] =
+      c.mxu_cycles / (chip.clock_hz * chip.mxu.sustained_fraction);
   c.unit_seconds[static_cast<int>(Unit::kVector)] = VectorSeconds(chip, w, pad_ratio);
   c.unit_seconds[static_cast<int>(Unit::kTranspose)] =
       w.transpose_elements / (kTransposeElementsPerCycle * chip.vpu.transpose_units *

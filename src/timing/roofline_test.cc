@@ -256,6 +256,23 @@ TEST(RooflineTest, TranscendentalsCostMoreVectorTimeThanAdds) {
               e.chip.vpu.alu_ops_per_cycle / e.chip.vpu.transcendental_ops_per_cycle, 1e-9);
 }
 
+// A 16384 x 6144 by 6144 x 24576 bf16 matmul (a 22B model's MLP on one v4
+// chip) overflows v4's 16 MiB of VMEM. With K streamed in 512-deep chunks,
+// 1536 x 1536 f32 output blocks fit (9 MiB + 4 x 1536 x 512 x 2 bytes), so
+// LHS is re-read for 15 more column blocks and RHS for 10 more row blocks;
+// the MXU, not HBM, stays the bound.
+TEST(RooflineTest, LargeMatmulTilesStreamKAndStayMxuBound) {
+  const std::string program =
+      "func.func @main(%a: tensor<16384x6144xbf16>, %b: tensor<6144x24576xbf16>) -> "
+      "tensor<16384x24576xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+      "(tensor<16384x6144xbf16>, tensor<6144x24576xbf16>) -> tensor<16384x24576xf32>\n"
+      "  return %0 : tensor<16384x24576xf32>\n}\n";
+  Priced p = PriceFirstOp(program, "v4");
+  EXPECT_EQ(p.cost.tiling_bytes, (15LL * 16384 * 6144 + 10LL * 6144 * 24576) * 2);
+  EXPECT_EQ(p.cost.bound, hw::Bound::kMxu);
+}
+
 // (a + bi)(c + di) = (ac - bd) + (ad + bc)i.
 TEST(RooflineTest, ComplexMultiplyIsFourMultipliesAndTwoAdds) {
   Priced p = PriceFirstOp(Program1("stablehlo.multiply", 2, "tensor<256xcomplex<f32>>"), "v5e");

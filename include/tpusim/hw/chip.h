@@ -43,6 +43,11 @@ struct MxuSpec {
   CycleModel cycle_model = CycleModel::kRegister;
   double int8_rate = 2.0;     // int8 MACs per bf16 MAC slot (1 where unsupported)
   double fp8_rate = 1.0;      // fp8 MACs per bf16 MAC slot
+  // Calibration, the one constant per generation (docs/validation.md): the
+  // share of the cycle count's rate that compiled kernels sustain, for what
+  // the cycle model leaves out (operand feed, kernel prologues, scheduling).
+  // 1 counts the cycles alone.
+  double sustained_fraction = 1.0;
 };
 
 struct VectorUnitSpec {
