@@ -46,11 +46,15 @@ tied_embeddings = false
 position_embeddings = 0
 max_seq = 8
 TOML
-"$tpusim" model --file tiny.toml --emit step.mlir --batch 4 --dtype f32 \
-  --mesh data=2,fsdp=2,tensor=2 >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
-grep -q 'sdy.mesh @mesh = <\["data"=2, "fsdp"=2, "tensor"=2\]>' step.mlir || fail "emit: no mesh"
-# Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
-$py - <<'PY' || fail "inputs"
+# The step of model file $1.toml, emitted with shardings over 8 devices,
+# runs partitioned on v5e-8 to the values of the whole step, in $1/.
+check_partitioned() {
+  mkdir -p "$1" && cp "$1.toml" "$1/" && pushd "$1" >/dev/null
+  "$tpusim" model --file "$1.toml" --emit step.mlir --batch 4 --dtype f32 \
+    --mesh data=2,fsdp=2,tensor=2 >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
+  grep -q 'sdy.mesh @mesh = <\["data"=2, "fsdp"=2, "tensor"=2\]>' step.mlir || fail "emit: no mesh"
+  # Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
+  $py - <<'PY' || fail "inputs"
 import re
 import numpy as np
 text = open("step.mlir").read()
@@ -69,15 +73,15 @@ for name, dims, et in re.findall(r"%(\w+): tensor<([0-9x]*)x?(f32|i32)>", sig):
     np.save(name + ".npy", a)
     print(f"--input {name}={name}.npy", end=" ", file=open("flags.txt", "a"))
 PY
-# shellcheck disable=SC2046
-"$tpusim" run step.mlir $(cat flags.txt) --output-dir whole >whole.txt 2>&1 ||
-  fail "whole run: $(tail -n 1 whole.txt)"
-# shellcheck disable=SC2046
-"$tpusim" run step.mlir --slice v5e-8 $(cat flags.txt) --output-dir split >split.txt 2>&1 ||
-  fail "partitioned run: $(tail -n 1 split.txt)"
-grep -q 'SPMD partitioner: the global program split over 8 devices' split.txt ||
-  fail "not partitioned: $(grep SPMD split.txt)"
-$py - <<'PY' || fail "the partitioned step's values differ from the whole one's"
+  # shellcheck disable=SC2046
+  "$tpusim" run step.mlir $(cat flags.txt) --output-dir whole >whole.txt 2>&1 ||
+    fail "whole run: $(tail -n 1 whole.txt)"
+  # shellcheck disable=SC2046
+  "$tpusim" run step.mlir --slice v5e-8 $(cat flags.txt) --output-dir split >split.txt 2>&1 ||
+    fail "partitioned run: $(tail -n 1 split.txt)"
+  grep -q 'SPMD partitioner: the global program split over 8 devices' split.txt ||
+    fail "not partitioned: $(grep SPMD split.txt)"
+  $py - <<'PY' || fail "the partitioned step's values differ from the whole one's"
 import glob
 import numpy as np
 files = sorted(glob.glob("whole/*.npy"))
@@ -89,6 +93,29 @@ for f in files:
     assert np.all(np.isfinite(a)), f
     assert np.abs(a - b).max() <= 1e-4 * max(np.abs(a).max(), 1e-3), (f, np.abs(a - b).max())
 PY
+  popd >/dev/null
+}
+check_partitioned tiny
+# PaLM's block: LayerNorm, attention and MLP side by side, one kv head that
+# the tensor axis cannot split (every device keeps it), tied embeddings.
+cat >palmish.toml <<'TOML'
+name = "palmish"
+description = "PaLM's block, for tests"
+[architecture]
+layers = 2
+d_model = 16
+heads = 4
+kv_heads = 1
+head_dim = 4
+d_ff = 24
+vocab = 11
+mlp = "swiglu"
+norm = "layernorm"
+tied_embeddings = true
+parallel_layers = true
+max_seq = 8
+TOML
+check_partitioned palmish
 
 # A real model's step, timed on a slice: partitioned, fitted into HBM.
 "$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
@@ -146,6 +173,13 @@ bad_plan "slice" 2 "no chip preset 'v9'" --model llama3-8b --slice v9-8 --global
 bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp axes of no mesh of v5p-16" \
   --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4
 bad_plan "moe" 3 "a mixture of experts is not built yet" --model mixtral-8x7b --slice v5p-16 --global-batch 8
+bad_plan "mesh" 2 "--mesh data=3,fsdp=1,tensor=1 does not suit v5p-16 (8 devices)" \
+  --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3,fsdp=1,tensor=1
+bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \
+  --model llama3-70b --slice v5e-4 --global-batch 4 --seq 1024
+[[ $(grep -cv '^planning: ' err.txt) == 1 ]] || fail "plan fits nowhere: more than one error line"
+grep -q 'rejected v5litepod-4 data=1,fsdp=4,tensor=1: @main needs' out.txt ||
+  fail "plan fits nowhere: no breakdown in the table"
 sed 's/layers = 2/layerz = 2/' tiny.toml >typo.toml
 bad "typo" 2 "typo.toml:7:10: unknown key 'architecture.layerz'" --file typo.toml
 [[ ! -e x.mlir ]] || fail "a failed emit wrote its file"

@@ -175,6 +175,15 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--dtype", plan.dtype, "activations: bf16 or f32")->capture_default_str();
   plan_cmd->add_option("--max-tensor", plan.max_tensor, "the largest tensor axis to try")
       ->capture_default_str();
+  plan_cmd
+      ->add_option("--objective", plan.objective, "rank by step time or by on-demand $ per token")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, tpusim::planner::PlanRequest::Objective>{
+              {"time", tpusim::planner::PlanRequest::Objective::kTime},
+              {"cost", tpusim::planner::PlanRequest::Objective::kCost}},
+          CLI::ignore_case));
+  plan_cmd->add_option("--mesh", plan.mesh,
+                       "one mesh to time in place of the search: data=D,fsdp=F,tensor=T");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
 
   CLI::App* slices_cmd =
@@ -244,7 +253,8 @@ int Main(int argc, char** argv) {
       if (!st.ok()) return Fail(st);
     }
     std::fputs(tpusim::planner::PlanTable(plan, *candidates).c_str(), stdout);
-    return 0;
+    Status fits = tpusim::planner::NoneFits(plan, *candidates);
+    return fits.ok() ? 0 : Fail(fits);
   }
   if (*slices_cmd) {
     tpusim::runtime::ListSlices(stdout);

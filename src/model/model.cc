@@ -31,6 +31,7 @@ Status ReadArchitecture(const toml::table& t, const std::string& file, ModelSpec
   TPUSIM_RETURN_IF_ERROR(r.ReadEnum("norm", m.norm, {Norm::kRmsNorm, Norm::kLayerNorm}, NormName));
   TPUSIM_RETURN_IF_ERROR(r.Read("bias", m.bias));
   TPUSIM_RETURN_IF_ERROR(r.Read("tied_embeddings", m.tied_embeddings));
+  TPUSIM_RETURN_IF_ERROR(r.Read("parallel_layers", m.parallel_layers));
   return r.RejectUnknown();
 }
 
@@ -121,10 +122,11 @@ ParamCounts CountParams(const ModelSpec& m) {
   const int64_t router = m.IsMoe() ? d * m.experts : 0;
   ParamCounts p;
   p.embedding = m.vocab * d * (m.tied_embeddings ? 1 : 2) + m.position_embeddings * d;
-  p.per_layer = attention + m.experts * expert + router + 2 * norm;
+  const int64_t norms = (m.parallel_layers ? 1 : 2) * norm;
+  p.per_layer = attention + m.experts * expert + router + norms;
   p.final_norm = norm;
   p.total = p.embedding + m.layers * p.per_layer + p.final_norm;
-  const int64_t active_layer = attention + m.experts_per_token * expert + router + 2 * norm;
+  const int64_t active_layer = attention + m.experts_per_token * expert + router + norms;
   p.active_non_embedding = m.layers * active_layer + p.final_norm + m.vocab * d;
   return p;
 }

@@ -46,6 +46,19 @@ class TrainStepBuilder {
 
  private:
   bool Gated() const { return m_.mlp != Mlp::kGelu; }
+  // Kv heads the tensor axis cannot split go to flash attention repeated
+  // once per query head, so that it splits the query heads; their
+  // gradients then sum over each group (Megatron's multi-query layout).
+  bool RepeatKv() const { return kv_ != h_ && kv_ % o_.MeshSize("tensor") != 0; }
+  // [b, s, kv, d] to [b, s, heads, d], each kv head serving heads / kv; and
+  // back, summing a group's gradients.
+  Val RepeatHeads(const Val& x) {
+    return w_.Reshape(w_.Broadcast(x, {b_, s_, kv_, h_ / kv_, hd_}, {0, 1, 2, 4}),
+                      {b_, s_, h_, hd_});
+  }
+  Val SumGroups(const Val& x) {
+    return w_.Reduce("add", w_.Reshape(x, {b_, s_, kv_, h_ / kv_, hd_}), {3});
+  }
   std::vector<Param> Params() const;
   std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
   // Activations split by batch (and the logits by vocabulary over tensor):
@@ -75,9 +88,21 @@ class TrainStepBuilder {
   Val WeightGrad(const Val& x, const Val& dy) { return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}); }
 
   Val Rsqrt(const Val& x);
-  Val RmsNorm(const Val& x, const Val& g);
-  // dx of RmsNorm(x, g) for dy; its scale's gradient in `dg`.
+  // The model's norm (RMSNorm, or LayerNorm without bias) over the last
+  // dimension, scaled by g.
+  Val Norm(const Val& x, const Val& g);
+  // dx of Norm(x, g) for dy; its scale's gradient in `dg`.
+  Val NormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
   Val RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
+  Val LayerNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
+  // x - mean(x) over the last dimension, and 1 / sqrt(mean(x^2) + eps) of
+  // what that leaves (of x itself for RMSNorm).
+  Val Centered(const Val& x);
+  Val InvRms(const Val& x);
+  Val Mean(const Val& x) {
+    const Val s = w_.Reduce("add", x, {2});
+    return w_.Binary("divide", s, Fill(static_cast<double>(d_), s));
+  }
   Val Activation(const Val& x);      // silu or gelu
   Val ActivationGrad(const Val& x);  // its derivative
   LayerActs Forward(const Weights& w, const Val& x);
@@ -111,15 +136,15 @@ class TrainStepBuilder {
 std::vector<Param> TrainStepBuilder::Params() const {
   const int64_t l = m_.layers, q = h_ * hd_, k = kv_ * hd_;
   const std::vector<std::string> none, fsdp = {"fsdp"}, tensor = {"tensor"};
+  // Fewer kv heads than the tensor axis (multi-query attention): every
+  // device keeps all of them, as Megatron does.
+  const std::vector<std::string> kv_tensor = kv_ % o_.MeshSize("tensor") == 0 ? tensor : none;
   std::vector<Param> p = {
-      {"embed", {m_.vocab, d_}, {tensor, fsdp}, false},
-      {"norm1", {l, d_}, {none, none}},
-      {"wq", {l, d_, q}, {none, fsdp, tensor}},
-      {"wk", {l, d_, k}, {none, fsdp, tensor}},
-      {"wv", {l, d_, k}, {none, fsdp, tensor}},
-      {"wo", {l, q, d_}, {none, tensor, fsdp}},
-      {"norm2", {l, d_}, {none, none}},
+      {"embed", {m_.vocab, d_}, {tensor, fsdp}, false}, {"norm1", {l, d_}, {none, none}},
+      {"wq", {l, d_, q}, {none, fsdp, tensor}},         {"wk", {l, d_, k}, {none, fsdp, kv_tensor}},
+      {"wv", {l, d_, k}, {none, fsdp, kv_tensor}},      {"wo", {l, q, d_}, {none, tensor, fsdp}},
   };
+  if (!m_.parallel_layers) p.push_back({"norm2", {l, d_}, {none, none}});
   if (Gated()) p.push_back({"gate", {l, d_, f_}, {none, fsdp, tensor}});
   p.push_back({"up", {l, d_, f_}, {none, fsdp, tensor}});
   p.push_back({"down", {l, f_, d_}, {none, tensor, fsdp}});
@@ -152,25 +177,44 @@ std::string TrainStepBuilder::BatchSharding(int64_t rank) const {
 
 Val TrainStepBuilder::Rsqrt(const Val& x) { return w_.Unary("rsqrt", x); }
 
-Val TrainStepBuilder::RmsNorm(const Val& x, const Val& g) {
-  const Val ms = w_.Reduce("add", Mul(x, x), {2});
-  const Val r = Rsqrt(
-      Add(w_.Binary("divide", ms, Fill(static_cast<double>(d_), ms)), Fill(o_.norm_epsilon, ms)));
-  return Trail("multiply", Lead("multiply", x, r), g);
+Val TrainStepBuilder::Centered(const Val& x) {
+  return m_.norm == Norm::kLayerNorm ? Lead("subtract", x, Mean(x)) : x;
+}
+
+Val TrainStepBuilder::InvRms(const Val& xc) {
+  const Val ms = Mean(Mul(xc, xc));
+  return Rsqrt(Add(ms, Fill(o_.norm_epsilon, ms)));
+}
+
+Val TrainStepBuilder::Norm(const Val& x, const Val& g) {
+  const Val xc = Centered(x);
+  return Trail("multiply", Lead("multiply", xc, InvRms(xc)), g);
+}
+
+Val TrainStepBuilder::NormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
+  return m_.norm == Norm::kLayerNorm ? LayerNormBack(x, g, dy, dg) : RmsNormBack(x, g, dy, dg);
 }
 
 // y = g x r with r = (mean(x^2) + eps)^-1/2:
 // dx = r (g dy) - x r^3 mean(g dy x), dg = sum(dy x r).
 Val TrainStepBuilder::RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
-  const Val ms = w_.Reduce("add", Mul(x, x), {2});
-  const Val n = Fill(static_cast<double>(d_), ms);
-  const Val r = Rsqrt(Add(w_.Binary("divide", ms, n), Fill(o_.norm_epsilon, ms)));
-  const Val xr = Lead("multiply", x, r);
-  dg = w_.Reduce("add", Mul(dy, xr), {0, 1});
+  const Val r = InvRms(x);
+  dg = w_.Reduce("add", Mul(dy, Lead("multiply", x, r)), {0, 1});
   const Val gdy = Trail("multiply", dy, g);
-  const Val c = w_.Binary("divide", w_.Reduce("add", Mul(gdy, x), {2}), n);
-  const Val r3c = Mul(Mul(Mul(r, r), r), c);
+  const Val r3c = Mul(Mul(Mul(r, r), r), Mean(Mul(gdy, x)));
   return Sub(Lead("multiply", gdy, r), Lead("multiply", x, r3c));
+}
+
+// y = g xh with xh = (x - mean(x)) r, r = (var(x) + eps)^-1/2:
+// dx = r (g dy - mean(g dy) - xh mean(g dy xh)), dg = sum(dy xh).
+Val TrainStepBuilder::LayerNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
+  const Val xc = Centered(x);
+  const Val r = InvRms(xc);
+  const Val xh = Lead("multiply", xc, r);
+  dg = w_.Reduce("add", Mul(dy, xh), {0, 1});
+  const Val gdy = Trail("multiply", dy, g);
+  const Val centered = Lead("subtract", gdy, Mean(gdy));
+  return Lead("multiply", Sub(centered, Lead("multiply", xh, Mean(Mul(gdy, xh)))), r);
 }
 
 // silu(x) = x sigmoid(x); gelu by its tanh approximation, as JAX's default.
@@ -197,12 +241,16 @@ Val TrainStepBuilder::ActivationGrad(const Val& x) {
 LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   LayerActs a;
   a.x = w_.Constraint(x, BatchSharding(3));
-  a.h1 = RmsNorm(a.x, w.norm1);
+  a.h1 = Norm(a.x, w.norm1);
   const int64_t g = h_ / kv_;
   a.q = w_.Reshape(Proj(a.h1, w.wq), {b_, s_, h_, hd_});
   if (o_.flash_attention) {
     a.k = w_.Reshape(Proj(a.h1, w.wk), {b_, s_, kv_, hd_});
     a.v = w_.Reshape(Proj(a.h1, w.wv), {b_, s_, kv_, hd_});
+    if (RepeatKv()) {
+      a.k = RepeatHeads(a.k);
+      a.v = RepeatHeads(a.v);
+    }
     const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v},
                                           {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
     a.o4 = r[0];
@@ -212,8 +260,7 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   }
   auto heads = [&](const Val& kv) {  // each kv head serves g query heads
     const Val r = w_.Reshape(Proj(a.h1, kv), {b_, s_, kv_, hd_});
-    if (g == 1) return r;
-    return w_.Reshape(w_.Broadcast(r, {b_, s_, kv_, g, hd_}, {0, 1, 2, 4}), {b_, s_, h_, hd_});
+    return g == 1 ? r : RepeatHeads(r);
   };
   a.k = heads(w.wk);
   a.v = heads(w.wv);
@@ -233,7 +280,7 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
 
 LayerActs TrainStepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
   a.x2 = Add(a.x, Proj(a.o, w.wo));
-  a.h2 = RmsNorm(a.x2, w.norm2);
+  a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2);
   a.up = Proj(a.h2, w.up);
   if (Gated()) {
     a.gate = Proj(a.h2, w.gate);
@@ -262,7 +309,9 @@ Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& 
     grads["up"] = WeightGrad(a.h2, dup);
     dh2 = ProjBack(dup, w.up);
   }
-  const Val dx2 = Add(dy, RmsNormBack(a.x2, w.norm2, dh2, grads["norm2"]));
+  // In a parallel block the MLP reads norm1's output: its gradient joins
+  // attention's there, and the residual carries dy to x unchanged.
+  const Val dx2 = m_.parallel_layers ? dy : Add(dy, NormBack(a.x2, w.norm2, dh2, grads["norm2"]));
   // Attention.
   grads["wo"] = WeightGrad(a.o, dx2);
   Val dq2, dk2, dv2;
@@ -272,16 +321,17 @@ Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& 
         w_.Generic("tpusim.flash_attention_grad", {a.q, a.k, a.v, a.o4, a.lse, dout4},
                    {a.q, a.k, a.v}, FlashAttrs());
     dq2 = w_.Reshape(d[0], {b_, s_, h_ * hd_});
-    dk2 = w_.Reshape(d[1], {b_, s_, kv_ * hd_});
-    dv2 = w_.Reshape(d[2], {b_, s_, kv_ * hd_});
+    dk2 = w_.Reshape(RepeatKv() ? SumGroups(d[1]) : d[1], {b_, s_, kv_ * hd_});
+    dv2 = w_.Reshape(RepeatKv() ? SumGroups(d[2]) : d[2], {b_, s_, kv_ * hd_});
   } else {
     AttentionBack(a, dx2, w, dq2, dk2, dv2);
   }
   grads["wq"] = WeightGrad(a.h1, dq2);
   grads["wk"] = WeightGrad(a.h1, dk2);
   grads["wv"] = WeightGrad(a.h1, dv2);
-  const Val dh1 = Add(Add(ProjBack(dq2, w.wq), ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
-  return Add(dx2, RmsNormBack(a.x, w.norm1, dh1, grads["norm1"]));
+  Val dh1 = Add(Add(ProjBack(dq2, w.wq), ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
+  if (m_.parallel_layers) dh1 = Add(dh1, dh2);
+  return Add(dx2, NormBack(a.x, w.norm1, dh1, grads["norm1"]));
 }
 
 // The spelled-out attention's backward pass: the gradients of the
@@ -426,8 +476,9 @@ std::string TrainStepBuilder::Build() {
 
   // Forward: the layers in a loop that keeps each one's input.
   const Val embed = w_.Convert(p["embed"], o_.dtype);
-  std::vector<std::vector<std::string>> saved_axes(4);
-  saved_axes[1] = {"data", "fsdp"};
+  // The saved inputs split over tensor too, along d_model: each device keeps
+  // a slice, and the backward pass gathers a layer's back when it needs it.
+  std::vector<std::vector<std::string>> saved_axes = {{}, {"data", "fsdp"}, {}, {"tensor"}};
   std::vector<Val> init = {
       Scalar(0, "i32"), w_.Constraint(w_.Gather(LookupTable(embed), tokens), BatchSharding(3)),
       w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
@@ -444,7 +495,7 @@ std::string TrainStepBuilder::Build() {
   // The head and the loss.
   const std::string loss_type = o_.dtype == "f64" ? "f64" : "f32";
   const Val final_norm = w_.Convert(p["final_norm"], o_.dtype);
-  const Val hf = w_.Constraint(RmsNorm(fwd[1], final_norm), BatchSharding(3));
+  const Val hf = w_.Constraint(Norm(fwd[1], final_norm), BatchSharding(3));
   const Val out = m_.tied_embeddings ? embed : w_.Convert(p["unembed"], o_.dtype);
   const Val logits = w_.Constraint(
       m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out), LogitsSharding());
@@ -455,7 +506,7 @@ std::string TrainStepBuilder::Build() {
       m_.tied_embeddings ? w_.Dot(dlogits, out, {}, {}, {2}, {0}) : ProjBack(dlogits, out);
   const Val dout = WeightGrad(hf, dlogits);  // d x vocab
   Val dfinal;
-  const Val dx_last = RmsNormBack(fwd[1], final_norm, dhf, dfinal);
+  const Val dx_last = NormBack(fwd[1], final_norm, dhf, dfinal);
 
   // Backward: the layers in reverse, each recomputed from its input.
   std::vector<Val> binit = {Scalar(0, "i32"), dx_last, fwd[2]};
@@ -485,7 +536,12 @@ std::string TrainStepBuilder::Build() {
 
   std::map<std::string, Val> grads;
   for (size_t k = 0; k < n; ++k) grads[layer_names[k]] = bwd[3 + n + k];
-  Val dembed = w_.ScatterAdd(tokens, w_.Convert(bwd[1], o_.param_dtype), m_.vocab);
+  // The embedding's gradient split over fsdp along d_model, as the table
+  // is: the tokens' gradients trade their fsdp split of the batch for one of
+  // d_model (an all-to-all), so that no device holds the whole table.
+  const Val dtokens =
+      w_.Constraint(w_.Convert(bwd[1], o_.param_dtype), Sharding({{"data"}, {}, {"fsdp"}}));
+  Val dembed = w_.Constraint(w_.ScatterAdd(tokens, dtokens, m_.vocab), Sharding({{}, {"fsdp"}}));
   const Val dout_p = w_.Convert(dout, o_.param_dtype);
   if (m_.tied_embeddings) {
     dembed = Add(dembed, w_.Transpose(dout_p, {1, 0}));
@@ -538,7 +594,6 @@ StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOption
     return Unimplemented("the train step of " + spec.name + ": " + what + " is not built yet");
   };
   if (spec.IsMoe()) return unsupported("a mixture of experts");
-  if (spec.norm != Norm::kRmsNorm) return unsupported("LayerNorm");
   if (spec.bias) return unsupported("biases");
   if (spec.position_embeddings > 0) return unsupported("learned position embeddings");
   const int64_t seq = options.seq > 0 ? options.seq : spec.max_seq;

@@ -70,8 +70,13 @@ double Loss(exec::Interpreter& run, const std::vector<Tensor>& in) {
 // Each parameter's gradient, read from the first moment AdamW returns
 // ((1 - beta1) g from zero), agrees with the loss's central difference
 // along a random direction.
-void CheckGradients(const ModelSpec& spec, bool flash = true) {
-  TrainStepOptions o{.batch = 2, .dtype = "f64", .param_dtype = "f64", .flash_attention = flash};
+void CheckGradients(const ModelSpec& spec, bool flash = true,
+                    std::vector<std::pair<std::string, int64_t>> mesh = {}) {
+  TrainStepOptions o{.batch = 2,
+                     .dtype = "f64",
+                     .param_dtype = "f64",
+                     .mesh = std::move(mesh),
+                     .flash_attention = flash};
   auto text = EmitTrainStep(spec, o);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   auto module = Parse(*text);
@@ -111,6 +116,31 @@ TEST(TrainStep, GradientsMatchFiniteDifferencesSpelledOutAttention) {
 }
 TEST(TrainStep, GradientsMatchFiniteDifferencesGeluTied) { CheckGradients(Tiny(Mlp::kGelu, true)); }
 TEST(TrainStep, GradientsMatchFiniteDifferencesGeGlu) { CheckGradients(Tiny(Mlp::kGeGlu)); }
+
+// PaLM's block: LayerNorm (no bias), attention and MLP side by side, one kv
+// head (multi-query), tied embeddings.
+TEST(TrainStep, GradientsMatchFiniteDifferencesParallelLayerNorm) {
+  ModelSpec m = Tiny(Mlp::kSwiGlu, true);
+  m.norm = Norm::kLayerNorm;
+  m.parallel_layers = true;
+  m.kv_heads = 1;
+  CheckGradients(m);
+  CheckGradients(m, /*flash=*/false);
+  // A tensor axis the one kv head cannot follow: flash attention gets it
+  // repeated per query head, and its gradient sums them.
+  CheckGradients(m, /*flash=*/true, {{"tensor", 2}});
+}
+
+// The parallel block has one norm per layer, so no norm2 parameter.
+TEST(TrainStep, ParallelLayersHaveOneNormPerLayer) {
+  ModelSpec m = Tiny();
+  m.parallel_layers = true;
+  auto text = EmitTrainStep(m, {.batch = 2});
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(text->find("norm2"), std::string::npos);
+  EXPECT_NE(text->find("norm1"), std::string::npos);
+  EXPECT_EQ(CountParams(m).per_layer + m.d_model, CountParams(Tiny()).per_layer);
+}
 
 }  // namespace
 }  // namespace tpusim::model

@@ -19,12 +19,13 @@ void Describe(const model::ModelSpec& m, int64_t seq, std::FILE* out) {
   std::fprintf(out, "%s: %s\n", m.name.c_str(), m.description.c_str());
   std::fprintf(out,
                "  %lld layers, d_model %lld, %lld heads x %lld (%lld kv heads), %s MLP %lld, "
-               "vocab %lld%s\n",
+               "vocab %lld, %s%s%s\n",
                static_cast<long long>(m.layers), static_cast<long long>(m.d_model),
                static_cast<long long>(m.heads), static_cast<long long>(m.head_dim),
                static_cast<long long>(m.kv_heads), model::MlpName(m.mlp),
                static_cast<long long>(m.d_ff), static_cast<long long>(m.vocab),
-               m.tied_embeddings ? ", tied embeddings" : "");
+               model::NormName(m.norm), m.tied_embeddings ? ", tied embeddings" : "",
+               m.parallel_layers ? ", parallel layers" : "");
   if (m.IsMoe()) {
     std::fprintf(out, "  %lld experts, %lld per token\n", static_cast<long long>(m.experts),
                  static_cast<long long>(m.experts_per_token));

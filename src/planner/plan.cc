@@ -1,12 +1,14 @@
 #include "tpusim/planner/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "tpusim/frontend/stablehlo_parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/model/train_step.h"
+#include "tpusim/planner/prices.h"
 #include "tpusim/pod/collective_cost.h"
 #include "tpusim/pod/slice.h"
 #include "tpusim/report/report.h"
@@ -18,20 +20,19 @@ namespace tpusim::planner {
 namespace {
 
 // The meshes of `devices` worth trying: a tensor axis that splits the
-// heads and the MLP evenly, the rest split between data and fsdp so that
-// both divide the batch and fsdp the model dimension.
-std::vector<Candidate> Meshes(const PlanRequest& r, const pod::Slice& slice) {
+// query heads and the MLP evenly (kv heads it cannot split are kept whole),
+// the rest split between data and fsdp so that both divide the batch and
+// fsdp the model dimension. Over several slices the data axis, outermost,
+// spans them, so that only its gradient reduction crosses DCN.
+StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& slice) {
   const model::ModelSpec& m = r.model;
   const int64_t devices = slice.num_devices();
   std::vector<Candidate> out;
-  for (int64_t t = 1; t <= std::min(devices, r.max_tensor); t *= 2) {
-    if (devices % t != 0 || (m.heads * m.head_dim) % t != 0 || (m.kv_heads * m.head_dim) % t != 0 ||
-        m.d_ff % t != 0) {
-      continue;
-    }
+  for (int64_t t = 1; t <= std::min(devices, r.max_tensor); ++t) {
+    if (devices % t != 0 || m.heads % t != 0 || m.d_ff % t != 0) continue;
     const int64_t rest = devices / t;
     if (r.global_batch % rest != 0) continue;
-    for (int64_t data = 1; data <= rest; ++data) {
+    for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
       if (rest % data != 0 || m.d_model % (rest / data) != 0) continue;
       Candidate c;
       c.slice = slice.name;
@@ -39,8 +40,15 @@ std::vector<Candidate> Meshes(const PlanRequest& r, const pod::Slice& slice) {
       c.data = data;
       c.fsdp = rest / data;
       c.tensor = t;
-      out.push_back(c);
+      if (r.mesh.empty() || r.mesh == c.Mesh()) out.push_back(c);
     }
+  }
+  if (!r.mesh.empty() && out.empty()) {
+    return InvalidArgument("--mesh " + r.mesh + " does not suit " + slice.name + " (" +
+                           std::to_string(devices) +
+                           " devices): give data=D,fsdp=F,tensor=T with D x F x T = devices, "
+                           "D x F dividing the batch, T the heads and d_ff" +
+                           (slice.num_slices > 1 ? ", D a multiple of the slices" : ""));
   }
   return out;
 }
@@ -83,6 +91,9 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   c.mfu = model::TrainingFlopsPerToken(r.model, seq) * tokens /
           (c.step_seconds * chips * chip.PeakBf16FlopsPerS());
   c.tokens_per_s_per_chip = tokens / c.step_seconds / chips;
+  if (const ChipHourPrice* price = FindPrice(chip.name)) {
+    c.usd_per_million_tokens = price->on_demand_usd / 3600 / c.tokens_per_s_per_chip * 1e6;
+  }
   return Status::Ok();
 }
 
@@ -93,12 +104,20 @@ std::string GiB(int64_t bytes) {
 }
 
 // An accelerator type ("v5p-128") or a generation and torus ("v4:4x4x12",
-// as published runs on slices Cloud TPU does not list give them).
+// as published runs on slices Cloud TPU does not list give them), either
+// one optionally "Nx" for N slices over DCN ("2xv4:12x16x16").
 StatusOr<pod::Slice> SliceNamed(const std::string& name) {
   const size_t colon = name.find(':');
   if (colon == std::string::npos) return pod::FindSlice(name);
-  TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, hw::FindPreset(name.substr(0, colon)));
-  return pod::MakeSlice(chip, name.substr(colon + 1));
+  std::string generation = name.substr(0, colon);
+  int64_t num_slices = 1;
+  const size_t x = generation.find('x');
+  if (x != std::string::npos && x > 0 && generation.find_first_not_of("0123456789") == x) {
+    num_slices = std::stoll(generation.substr(0, x));
+    generation = generation.substr(x + 1);
+  }
+  TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, hw::FindPreset(generation));
+  return pod::MakeSlice(chip, name.substr(colon + 1), num_slices);
 }
 
 }  // namespace
@@ -114,7 +133,7 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   size_t total = 0;
   for (const std::string& name : r.slices) {
     TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, SliceNamed(name));
-    std::vector<Candidate> meshes = Meshes(r, slice);
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Candidate> meshes, Meshes(r, slice));
     total += meshes.size();
     work.emplace_back(std::move(slice), std::move(meshes));
   }
@@ -132,8 +151,14 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
       if (progress) progress(c, static_cast<int>(out.size()), static_cast<int>(total));
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+  // Unpriced candidates rank after priced ones by cost.
+  auto cost = [](const Candidate& c) {
+    return c.usd_per_million_tokens > 0 ? c.usd_per_million_tokens : HUGE_VAL;
+  };
+  const bool by_cost = r.objective == PlanRequest::Objective::kCost;
+  std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
     if (a.fits() != b.fits()) return a.fits();
+    if (by_cost && cost(a) != cost(b)) return cost(a) < cost(b);
     return a.step_seconds < b.step_seconds;
   });
   return out;
@@ -144,16 +169,20 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
   std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
                     " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %-28s %10s %7s %14s %18s %10s\n", "slice", "mesh",
-                "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed");
+  std::snprintf(line, sizeof line, "  %-12s %-28s %10s %7s %14s %18s %10s %10s\n", "slice", "mesh",
+                "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed", "$/1M tok");
   out += line;
   for (const Candidate& c : candidates) {
     if (!c.fits()) continue;
-    std::snprintf(line, sizeof line, "  %-12s %-28s %9.3fs %6.1f%% %14.0f %18s %9.3fs\n",
+    char usd[32] = "-";
+    if (c.usd_per_million_tokens > 0) {
+      std::snprintf(usd, sizeof usd, "%.2f", c.usd_per_million_tokens);
+    }
+    std::snprintf(line, sizeof line, "  %-12s %-28s %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
                   c.slice.c_str(), c.Mesh().c_str(), c.step_seconds, 100 * c.mfu,
                   c.tokens_per_s_per_chip,
                   (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
-                  c.exposed_communication_seconds);
+                  c.exposed_communication_seconds, usd);
     out += line;
   }
   for (const Candidate& c : candidates) {
@@ -161,11 +190,23 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
   }
   if (!candidates.empty() && candidates[0].fits()) {
     const Candidate& best = candidates[0];
-    out += "best: " + best.slice + " with --mesh " + best.Mesh() + "\n";
+    out += std::string(r.objective == PlanRequest::Objective::kCost ? "cheapest: " : "best: ") +
+           best.slice + " with --mesh " + best.Mesh() + "\n";
   } else {
     out += "no mesh fits: every candidate runs out of HBM\n";
   }
   return out;
+}
+
+Status NoneFits(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+  for (const Candidate& c : candidates) {
+    if (c.fits()) return Status::Ok();
+  }
+  std::string slices;
+  for (const std::string& s : r.slices) slices += (slices.empty() ? "" : ", ") + s;
+  return ResourceExhausted(r.model.name + " at batch " + std::to_string(r.global_batch) +
+                           " fits no mesh of " + slices +
+                           " in HBM (the table lists each candidate's memory)");
 }
 
 std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candidates) {
@@ -189,6 +230,7 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
       e["tokens_per_s_per_chip"] = c.tokens_per_s_per_chip;
       e["hbm_peak_bytes"] = c.hbm_peak_bytes;
       e["exposed_communication_seconds"] = c.exposed_communication_seconds;
+      if (c.usd_per_million_tokens > 0) e["usd_per_million_tokens"] = c.usd_per_million_tokens;
     } else {
       e["rejected"] = c.rejected;
     }

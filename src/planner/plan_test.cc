@@ -82,6 +82,54 @@ TEST(Plan, MeshesThatDoNotFitAreRejectedWithTheirMemory) {
     EXPECT_NE(x.rejected.find("of HBM but v5e has"), std::string::npos) << x.rejected;
   }
   EXPECT_NE(PlanTable(r, *c).find("no mesh fits"), std::string::npos);
+  Status none = NoneFits(r, *c);
+  EXPECT_EQ(none.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(none.message().find("fits no mesh of v5e-4"), std::string::npos) << none.ToString();
+}
+
+// By cost, v5e's cheaper chip-hours win over v5p's faster steps; each
+// price is what the chips cost over the time the tokens took.
+TEST(Plan, CostRanksByDollarsPerToken) {
+  PlanRequest r{.model = Small(),
+                .slices = {"v5e-8", "v5p-16"},
+                .global_batch = 16,
+                .objective = PlanRequest::Objective::kCost};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (size_t i = 0; i < c->size(); ++i) {
+    const Candidate& x = (*c)[i];
+    const double usd =
+        (x.slice == "v5p-16" ? 4.20 : 1.20) * x.chips * x.step_seconds / 3600 / (16.0 * 128) * 1e6;
+    EXPECT_NEAR(x.usd_per_million_tokens, usd, 1e-9 * usd) << x.slice << " " << x.Mesh();
+    if (i > 0) EXPECT_GE(x.usd_per_million_tokens, (*c)[i - 1].usd_per_million_tokens);
+  }
+  EXPECT_EQ((*c)[0].slice, "v5litepod-8");
+  EXPECT_NE(PlanTable(r, *c).find("cheapest: "), std::string::npos);
+}
+
+// --mesh times one mesh; one the slice cannot hold is refused.
+TEST(Plan, OneMeshMayBeGiven) {
+  PlanRequest r{
+      .model = Small(), .slices = {"v5e-8"}, .global_batch = 16, .mesh = "data=2,fsdp=2,tensor=2"};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->size(), 1u);
+  EXPECT_EQ((*c)[0].Mesh(), "data=2,fsdp=2,tensor=2");
+  r.mesh = "data=2,fsdp=2,tensor=4";
+  EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Over two slices the data axis spans them (a multiple of the slices).
+TEST(Plan, MultisliceMeshesSplitDataOverTheSlices) {
+  PlanRequest r{.model = Small(), .slices = {"2xv5e:2x2"}, .global_batch = 16, .max_tensor = 1};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->empty());
+  for (const Candidate& x : *c) {
+    EXPECT_EQ(x.chips, 8);
+    EXPECT_EQ(x.data % 2, 0) << x.Mesh();
+    EXPECT_TRUE(x.fits()) << x.rejected;
+  }
 }
 
 TEST(Plan, BadRequestsSayWhy) {

@@ -272,10 +272,26 @@ ir::Value Emitter::Mask(ir::Value v, int64_t dim, const Axes& axes, int64_t size
 }
 
 ir::Value Emitter::PadTo(ir::Value v, int64_t dim, int64_t size) {
+  // Reductions mask the padding (MaskPadding) and nothing else reads it, so
+  // a splat, a broadcast scalar or an iota just grows: Slice then makes
+  // each device's part in place, and the whole array is never built.
+  const ir::Type padded = WithDim(v.type(), dim, size);
+  if (const ir::Operation* def = v.defining_op()) {
+    const std::string_view name = def->name_str();
+    if (name == "stablehlo.constant" && def->attr("value").is_splat()) {
+      return Constant(padded, def->attr("value").bytes());
+    }
+    if (name == "stablehlo.iota") {
+      return Emit(name, {}, {padded}, {{"iota_dimension", def->attr("iota_dimension")}})->result(0);
+    }
+    if (name == "stablehlo.broadcast_in_dim" && def->operand(0).type().rank() == 0) {
+      return Broadcast(def->operand(0), padded);
+    }
+  }
   const auto rank = static_cast<size_t>(v.type().rank());
   std::vector<int64_t> high(rank, 0);
   high[dim] = size - v.type().dim(dim);
-  return Emit("stablehlo.pad", {v, Zero(v.type().element())}, {WithDim(v.type(), dim, size)},
+  return Emit("stablehlo.pad", {v, Zero(v.type().element())}, {padded},
               {{"edge_padding_low",
                 Attribute::DenseArray(ir::ElementType::kSI64, std::vector<int64_t>(rank, 0))},
                {"edge_padding_high", Attribute::DenseArray(ir::ElementType::kSI64, high)},

@@ -37,6 +37,9 @@ struct ModelSpec {
   Norm norm = Norm::kRmsNorm;
   bool bias = false;                // on every projection and norm
   bool tied_embeddings = false;     // the output projection is the embedding's transpose
+  // PaLM's block: attention and MLP both read one norm of the layer's input
+  // and add to it, x + attn(n(x)) + mlp(n(x)), in place of two in sequence.
+  bool parallel_layers = false;
   int64_t position_embeddings = 0;  // learned positions (GPT-3); 0: rotary or none
   int64_t max_seq = 0;
   int64_t experts = 1, experts_per_token = 1;  // mixture of experts when experts > 1

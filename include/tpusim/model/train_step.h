@@ -26,6 +26,12 @@ struct TrainStepOptions {
   // and every weight's model dimension) and "tensor" (splits heads and the
   // MLP's hidden units), with their sizes. Empty: no shardings.
   std::vector<std::pair<std::string, int64_t>> mesh;
+  int64_t MeshSize(const std::string& axis) const {
+    for (const auto& [name, size] : mesh) {
+      if (name == axis) return size;
+    }
+    return 1;
+  }
   double learning_rate = 1e-4, beta1 = 0.9, beta2 = 0.95, epsilon = 1e-8, weight_decay = 0.1;
   double norm_epsilon = 1e-5;
   // Attention as one fused kernel (tpusim.flash_attention), as MaxText runs
@@ -38,8 +44,8 @@ struct TrainStepOptions {
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
 // Layers are rematerialized whole in the backward pass (MaxText's
 // remat_policy=full): only each layer's input is kept. kUnimplemented for
-// what it does not build yet (mixture of experts, LayerNorm, biases,
-// learned positions); kInvalidArgument for options that cannot be (a
+// what it does not build yet (mixture of experts, biases, learned
+// positions); kInvalidArgument for options that cannot be (a
 // batch the mesh's batch axes do not divide).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 

@@ -24,6 +24,11 @@ struct PlanRequest {
   int64_t seq = 0;                  // 0: the model's max_seq
   std::string dtype = "bf16";       // activations
   int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
+  // Rank candidates by step time, or by dollars per token (on-demand).
+  enum class Objective { kTime, kCost } objective = Objective::kTime;
+  // One mesh to try in place of the search ("data=2,fsdp=256,tensor=12");
+  // empty: every mesh.
+  std::string mesh;
 };
 
 // One mesh on one slice, and what the simulation made of it.
@@ -39,6 +44,9 @@ struct Candidate {
   double tokens_per_s_per_chip = 0;
   int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;
   double exposed_communication_seconds = 0;
+  // On-demand dollars per million tokens trained (prices.h); 0 when the
+  // generation has no recorded price.
+  double usd_per_million_tokens = 0;
 
   bool fits() const { return rejected.empty(); }
   std::string Mesh() const;  // "data=1,fsdp=64,tensor=2"
@@ -48,9 +56,14 @@ struct Candidate {
 using Progress = std::function<void(const Candidate&, int done, int total)>;
 
 // Every mesh of every slice, fastest first, rejected ones last.
-// kInvalidArgument when a slice is unknown or no mesh of any slice splits
-// the batch; kNotFound... as FindSlice.
+// kInvalidArgument when no mesh of any slice splits the batch or
+// request.mesh is malformed or does not suit a slice; kNotFound for an
+// unknown slice. Candidates that do not fit HBM are returned, rejected
+// (NoneFits tells whether all are).
 StatusOr<std::vector<Candidate>> Plan(const PlanRequest& request, const Progress& progress = {});
+
+// OK, or kResourceExhausted naming the slices when no candidate fits HBM.
+Status NoneFits(const PlanRequest& request, const std::vector<Candidate>& candidates);
 
 // The candidates as a text table / as JSON.
 std::string PlanTable(const PlanRequest& request, const std::vector<Candidate>& candidates);
