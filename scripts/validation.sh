@@ -4,10 +4,10 @@
 # `tpusim plan --mesh ... --json`. Prints the markdown table that
 # docs/validation.md quotes, the relative error per row and their mean.
 #
-# usage: scripts/validation.sh [BUILD_DIR]
+# usage: scripts/validation.sh [BUILD_DIR]   (or TPUSIM=path/to/tpusim)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tpusim=$PWD/${1:-build}/tpusim
+tpusim=${TPUSIM:-$PWD/${1:-build}/tpusim}
 [[ -x $tpusim ]] || { echo "no $tpusim; build first (scripts/build.sh)" >&2; exit 2; }
 py=/usr/bin/python3
 work=$(mktemp -d)
@@ -42,7 +42,9 @@ done
 cat "$work/rows.txt"
 "$py" - "$work/rows.txt" <<'PY'
 import sys
-errs = [abs(float(l.split("|")[6].strip().rstrip("%"))) for l in open(sys.argv[1])]
-print(f"\nMean absolute relative error: {sum(errs) / len(errs):.1f}% over {len(errs)} runs; "
-      f"largest {max(errs):.1f}%.")
+rows = [l.split("|") for l in open(sys.argv[1])]
+errs = [abs(float(r[6].strip().rstrip("%"))) for r in rows]
+pred = [e for e, r in zip(errs, rows) if r[9].strip() == "prediction"]
+print(f"\nMean absolute relative error: {sum(errs) / len(errs):.1f}% over all {len(errs)} runs, "
+      f"{sum(pred) / len(pred):.1f}% over the {len(pred)} predictions; largest {max(errs):.1f}%.")
 PY

@@ -85,7 +85,7 @@ Val HloWriter::Transpose(const Val& a, const Dims& perm) {
 }
 
 Val HloWriter::Dot(const Val& a, const Val& b, const Dims& batch_a, const Dims& batch_b,
-                   const Dims& contract_a, const Dims& contract_b) {
+                   const Dims& contract_a, const Dims& contract_b, const std::string& element) {
   auto in = [](const Dims& list, int64_t d) {
     for (int64_t x : list) {
       if (x == d) return true;
@@ -100,7 +100,7 @@ Val HloWriter::Dot(const Val& a, const Val& b, const Dims& batch_a, const Dims& 
   for (int64_t d = 0; d < b.rank(); ++d) {
     if (!in(batch_b, d) && !in(contract_b, d)) shape.push_back(b.shape[d]);
   }
-  Val v{Fresh(), shape, a.element};
+  Val v{Fresh(), shape, element.empty() ? a.element : element};
   std::string dims;
   if (!batch_a.empty()) dims += "batching_dims = " + List(batch_a) + " x " + List(batch_b) + ", ";
   dims += "contracting_dims = " + List(contract_a) + " x " + List(contract_b);

@@ -42,9 +42,10 @@ class HloWriter {
   Val BinaryLeading(const std::string& op, const Val& a, const Val& b);
   Val Reshape(const Val& a, const Dims& shape);
   Val Transpose(const Val& a, const Dims& perm);
-  // dot_general: batch dimensions, then a's free, then b's free.
+  // dot_general: batch dimensions, then a's free, then b's free; the
+  // result in `element` (default a's).
   Val Dot(const Val& a, const Val& b, const Dims& batch_a, const Dims& batch_b,
-          const Dims& contract_a, const Dims& contract_b);
+          const Dims& contract_a, const Dims& contract_b, const std::string& element = "");
   // Sum ("add") or max ("maximum") over `dims`.
   Val Reduce(const std::string& op, const Val& a, const Dims& dims);
   Val Iota(const Dims& shape, int64_t dim, const std::string& element);

@@ -84,8 +84,12 @@ class TrainStepBuilder {
   Val Proj(const Val& x, const Val& w) { return w_.Dot(x, w, {}, {}, {2}, {0}); }
   // dy W^T.
   Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
-  // x^T dy over the batch and sequence: a weight's gradient.
-  Val WeightGrad(const Val& x, const Val& dy) { return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}); }
+  // x^T dy over the batch and sequence: a weight's gradient, accumulated
+  // into the parameters' type as the MXU does (its partial sums over the
+  // batch then reduce-scatter straight into the weight's sharding).
+  Val WeightGrad(const Val& x, const Val& dy) {
+    return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);
+  }
 
   Val Rsqrt(const Val& x);
   // The model's norm (RMSNorm, or LayerNorm without bias) over the last
@@ -279,7 +283,8 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
 }
 
 LayerActs TrainStepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
-  a.x2 = Add(a.x, Proj(a.o, w.wo));
+  const Val attn = Proj(a.o, w.wo);
+  a.x2 = m_.parallel_layers ? a.x : Add(a.x, attn);
   a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2);
   a.up = Proj(a.h2, w.up);
   if (Gated()) {
@@ -288,7 +293,10 @@ LayerActs TrainStepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
   } else {
     a.act = Activation(a.up);
   }
-  a.y = Add(a.x2, Proj(a.act, w.down));
+  // Side by side, the two branches' sums (partial over a tensor axis) add
+  // before they meet the residual: one all-reduce for both, as in PaLM.
+  const Val mlp = Proj(a.act, w.down);
+  a.y = m_.parallel_layers ? Add(a.x, Add(attn, mlp)) : Add(a.x2, mlp);
   return a;
 }
 
@@ -329,8 +337,11 @@ Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& 
   grads["wq"] = WeightGrad(a.h1, dq2);
   grads["wk"] = WeightGrad(a.h1, dk2);
   grads["wv"] = WeightGrad(a.h1, dv2);
-  Val dh1 = Add(Add(ProjBack(dq2, w.wq), ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
+  // The query's and (side by side) the MLP's input gradients, both partial
+  // sums over a tensor axis, add first: one all-reduce for the two.
+  Val dh1 = ProjBack(dq2, w.wq);
   if (m_.parallel_layers) dh1 = Add(dh1, dh2);
+  dh1 = Add(Add(dh1, ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
   return Add(dx2, NormBack(a.x, w.norm1, dh1, grads["norm1"]));
 }
 
@@ -469,8 +480,13 @@ std::string TrainStepBuilder::Build() {
   const Val tokens = arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
   const Val targets = arg("targets", {b_, s_}, "i32", BatchSharding(2), false);
   std::vector<std::string> layer_names;
+  // A layer's gradient is sharded as its weight, so that the partial sums
+  // over the batch reduce-scatter rather than all-reduce whole.
+  std::vector<std::string> layer_shardings;
   for (const Param& q : params) {
-    if (q.per_layer) layer_names.push_back(q.name);
+    if (!q.per_layer) continue;
+    layer_names.push_back(q.name);
+    layer_shardings.push_back(Sharding({q.axes.begin() + 1, q.axes.end()}));
   }
   const size_t n = layer_names.size();
 
@@ -528,8 +544,9 @@ std::string TrainStepBuilder::Build() {
         std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), dx, a[2]};
         next.insert(next.end(), a.begin() + 3, a.begin() + 3 + static_cast<int64_t>(n));
         for (size_t k = 0; k < n; ++k) {
-          next.push_back(
-              w_.SetLayer(a[3 + n + k], w_.Convert(grads[layer_names[k]], o_.param_dtype), i));
+          const Val g =
+              w_.Constraint(w_.Convert(grads[layer_names[k]], o_.param_dtype), layer_shardings[k]);
+          next.push_back(w_.SetLayer(a[3 + n + k], g, i));
         }
         return next;
       });

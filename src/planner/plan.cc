@@ -103,23 +103,6 @@ std::string GiB(int64_t bytes) {
   return buf;
 }
 
-// An accelerator type ("v5p-128") or a generation and torus ("v4:4x4x12",
-// as published runs on slices Cloud TPU does not list give them), either
-// one optionally "Nx" for N slices over DCN ("2xv4:12x16x16").
-StatusOr<pod::Slice> SliceNamed(const std::string& name) {
-  const size_t colon = name.find(':');
-  if (colon == std::string::npos) return pod::FindSlice(name);
-  std::string generation = name.substr(0, colon);
-  int64_t num_slices = 1;
-  const size_t x = generation.find('x');
-  if (x != std::string::npos && x > 0 && generation.find_first_not_of("0123456789") == x) {
-    num_slices = std::stoll(generation.substr(0, x));
-    generation = generation.substr(x + 1);
-  }
-  TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, hw::FindPreset(generation));
-  return pod::MakeSlice(chip, name.substr(colon + 1), num_slices);
-}
-
 }  // namespace
 
 std::string Candidate::Mesh() const {
@@ -132,7 +115,7 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;
   size_t total = 0;
   for (const std::string& name : r.slices) {
-    TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, SliceNamed(name));
+    TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, pod::FindSlice(name));
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Candidate> meshes, Meshes(r, slice));
     total += meshes.size();
     work.emplace_back(std::move(slice), std::move(meshes));

@@ -154,6 +154,13 @@ StatusOr<Slice> FindSlice(std::string_view name) {
     num_slices = std::max<int64_t>(ParseCount(rest.substr(0, x)), 0);  // "Nx" prefix
     rest = rest.substr(x + 1);
   }
+  if (num_slices < 1) {
+    return InvalidArgument("slice '" + std::string(name) + "' needs at least one slice");
+  }
+  if (const size_t colon = rest.find(':'); colon != std::string_view::npos) {
+    TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, hw::FindPreset(rest.substr(0, colon)));
+    return MakeSlice(chip, rest.substr(colon + 1), num_slices);
+  }
   const size_t dash = rest.rfind('-');
   const int64_t count = dash == std::string_view::npos ? -1 : ParseCount(rest.substr(dash + 1));
   if (count < 0) {
@@ -163,9 +170,6 @@ StatusOr<Slice> FindSlice(std::string_view name) {
   auto chip = ChipOfPrefix(rest.substr(0, dash));
   if (!chip.ok()) {
     return NotFound("slice '" + std::string(name) + "': " + chip.status().message());
-  }
-  if (num_slices < 1) {
-    return InvalidArgument("slice '" + std::string(name) + "' needs at least one slice");
   }
   for (const std::string& t : chip->slice.topologies) {
     TPUSIM_ASSIGN_OR_RETURN(Topology topo, ParseTopology(*chip, t));

@@ -78,6 +78,8 @@ Status FunctionPartitioner::PartitionOp(const ir::Operation& op) {
     TPUSIM_RETURN_IF_ERROR(PartitionWhile(op));
   } else if (def != nullptr && def->control_flow && op.num_regions() > 0) {
     TPUSIM_RETURN_IF_ERROR(PartitionBranches(op));
+  } else if (AddsPartials(op)) {
+    // Done: the sum stays partial.
   } else if (std::optional<ops::ShardingRule> rule = RuleOf(op)) {
     TPUSIM_RETURN_IF_ERROR(Split(op, *rule));
   } else {
@@ -111,6 +113,25 @@ FactorAxes FunctionPartitioner::ChooseFactorAxes(const ir::Operation& op,
     if (it != wishes_.end()) factors.OfferValue(rule.results[r], it->second, false);
   }
   return factors;
+}
+
+// Partial sums add before they are combined: a + b over the same tiles,
+// both partial over the same axes, is itself partial, so one all-reduce
+// serves both (a parallel block's attention and MLP outputs).
+bool FunctionPartitioner::AddsPartials(const ir::Operation& op) {
+  if (op.name_str() != "stablehlo.add" || op.num_operands() != 2) return false;
+  const Local& a = locals_.at(op.operand(0).impl());
+  const Local& b = locals_.at(op.operand(1).impl());
+  if (a.partial.empty() || a.partial != b.partial || a.combiner != "stablehlo.add" ||
+      b.combiner != a.combiner || !(a.sharding == b.sharding)) {
+    return false;
+  }
+  ir::ValueMap map = {{op.operand(0).impl(), a.value}, {op.operand(1).impl(), b.value}};
+  ir::Operation* copy = Clone(op, map);
+  ir::Value sum = copy->result(0);
+  sum.set_type(a.value.type());
+  locals_[op.result(0).impl()] = {sum, a.sharding, a.partial, a.combiner};
+  return true;
 }
 
 Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRule& rule) {

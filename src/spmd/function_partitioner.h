@@ -49,6 +49,7 @@ class FunctionPartitioner {
   Status PartitionOps(const ir::Block& in);
   Status PartitionOp(const ir::Operation& op);
   Status Split(const ir::Operation& op, const ops::ShardingRule& rule);
+  bool AddsPartials(const ir::Operation& op);
   // The value operand `i` of `op` reads where it has none (the rule's
   // pad_values), from `map`; nullopt for zero.
   std::optional<ir::Value> PadValue(const ir::Operation& op, const ops::ShardingRule& rule, int i,
@@ -87,7 +88,13 @@ class FunctionPartitioner {
   // moved, gathered and sliced, each at most once per (value, sharding)
   // within a block and the blocks it is nested in.
   ir::Value Reshard(ir::Value v, const Sharding& target);
-  std::optional<int64_t> ScatterDim(const Local& l, const Sharding& target) const;
+  // A dimension a reduce-scatter can split `l`'s partial results along,
+  // and the partial axes it scatters over (the rest are all-reduced).
+  struct Scatter {
+    int64_t dim;
+    Axes axes;
+  };
+  std::optional<Scatter> ScatterDim(const Local& l, const Sharding& target) const;
   void MoveAxes(Local& l, const Sharding& target);
   void GatherAndSlice(Local& l, const Sharding& target, const ir::Type& global);
   std::optional<ir::Value> Resharded(ir::Value v, const Sharding& s) const;

@@ -56,6 +56,59 @@ Status Error(const std::string& text) {
   return m.status();
 }
 
+// Data x FSDP: a weight's gradient sums over the batch, split over both
+// axes. Wanted split over fsdp as the weight is, it reduce-scatters over
+// fsdp and only then all-reduces its shard over data (on a multislice
+// program, the one that crosses DCN), through a convert to f32 too.
+TEST(Partitioner, DataTimesFsdpGradientsReduceScatterThenAllReduceTheShard) {
+  Partitioned p = PartitionText(R"(
+module @m attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["data"=2, "fsdp"=4]>
+  func.func @main(%x: tensor<32x16xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"data", "fsdp"}, {}]>},
+                  %dy: tensor<32x8xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"data", "fsdp"}, {}]>})
+      -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"fsdp"}, {}]>}) {
+    %dw = stablehlo.dot_general %x, %dy, contracting_dims = [0] x [0] : (tensor<32x16xbf16>, tensor<32x8xbf16>) -> tensor<16x8xbf16>
+    %f = stablehlo.convert %dw : (tensor<16x8xbf16>) -> tensor<16x8xf32>
+    %c = sdy.sharding_constraint %f <@mesh, [{"fsdp"}, {}]> : tensor<16x8xf32>
+    return %c : tensor<16x8xf32>
+  }
+})");
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.reduce_scatter"), 1);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 1);
+  ASSERT_NE(p.Find("stablehlo.all_reduce"), nullptr);
+  EXPECT_EQ(p.Find("stablehlo.all_reduce")->result(0).type().shape(), (ir::Shape{4, 8}));
+}
+
+// Two row-parallel products, each a partial sum over the tensor axis, add
+// before they are combined: one all-reduce for both (PaLM's parallel
+// block), and the values are the unpartitioned sum's.
+TEST(Partitioner, PartialSumsAddBeforeOneAllReduce) {
+  const std::string text = Program(4, R"(
+  func.func @main() -> (tensor<8x8xf32> {mhlo.sharding = "{replicated}"}) {
+    %a0 = stablehlo.iota dim = 1 : tensor<8x16xf32>
+    %a = stablehlo.custom_call @Sharding(%a0) {mhlo.sharding = "{devices=[1,4]<=[4]}"} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+    %w0 = stablehlo.iota dim = 0 : tensor<16x8xf32>
+    %w = stablehlo.custom_call @Sharding(%w0) {mhlo.sharding = "{devices=[4,1]<=[4]}"} : (tensor<16x8xf32>) -> tensor<16x8xf32>
+    %b = stablehlo.multiply %a, %a : tensor<8x16xf32>
+    %x = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+    %y = stablehlo.dot_general %b, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+    %s = stablehlo.add %x, %y : tensor<8x8xf32>
+    return %s : tensor<8x8xf32>
+  })");
+  Partitioned p = PartitionText(text);
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_reduce"), 1);
+  const test::Outcome whole = test::RunWhole(*Parse(text), "main");
+  const test::Outcome split = test::RunPartitioned(*p.module, "main");
+  ASSERT_TRUE(whole.status.ok() && split.status.ok()) << split.status.ToString();
+  const float* w = whole.values[0].data<float>();
+  const float* v = split.values[0].data<float>();
+  for (int64_t i = 0; i < whole.values[0].num_elements(); ++i) {
+    EXPECT_NEAR(w[i], v[i], 1e-4 * std::max(1.0f, std::abs(w[i]))) << i;
+  }
+}
+
 const char kMegatron[] = R"(
   func.func @main(%x: tensor<16x64xf32> {mhlo.sharding = "{replicated}"},
                   %w1: tensor<64x256xf32> {mhlo.sharding = "{devices=[1,8]<=[8]}"},

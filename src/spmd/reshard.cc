@@ -4,21 +4,29 @@
 
 namespace tpusim::spmd {
 
-// The dimension a reduce-scatter can split `l`'s partial results along to
-// give `target` at once: `target` adds the partial axes to its sharding.
-std::optional<int64_t> FunctionPartitioner::ScatterDim(const Local& l,
-                                                       const Sharding& target) const {
-  std::optional<int64_t> dim;
+// `target` differs from `l` in one dimension, which adds some of the
+// partial axes to its sharding: a reduce-scatter over those gives it, and
+// an all-reduce of the (smaller) parts over the others completes it. So
+// FSDP's gradients over data x fsdp reduce-scatter over fsdp on ICI, and
+// only their shards cross DCN over data.
+std::optional<FunctionPartitioner::Scatter> FunctionPartitioner::ScatterDim(
+    const Local& l, const Sharding& target) const {
+  std::optional<Scatter> scatter;
   for (size_t d = 0; d < target.dims.size(); ++d) {
     const Axes& have = l.sharding.dims[d];
     const Axes& want = target.dims[d];
     if (want == have) continue;
-    Axes joined = have;
-    joined.insert(joined.end(), l.partial.begin(), l.partial.end());
-    if (dim || want != joined) return std::nullopt;
-    dim = static_cast<int64_t>(d);
+    if (scatter || want.size() <= have.size() ||
+        !std::equal(have.begin(), have.end(), want.begin())) {
+      return std::nullopt;
+    }
+    Axes added(want.begin() + static_cast<int64_t>(have.size()), want.end());
+    for (int a : added) {
+      if (std::find(l.partial.begin(), l.partial.end(), a) == l.partial.end()) return std::nullopt;
+    }
+    scatter = Scatter{static_cast<int64_t>(d), std::move(added)};
   }
-  return dim;
+  return scatter;
 }
 
 // Padded (uneven) shards move only by gathering: an all-to-all or a
@@ -30,8 +38,13 @@ ir::Value FunctionPartitioner::Reshard(ir::Value v, const Sharding& target) {
   const bool even =
       SplitsEvenly(mesh_, v.type(), l.sharding) && SplitsEvenly(mesh_, v.type(), target);
   if (!l.partial.empty()) {
-    if (std::optional<int64_t> d = even ? ScatterDim(l, target) : std::nullopt) {
-      ir::Value scattered = emit_->ReduceScatter(l.value, *d, l.partial, l.combiner);
+    if (std::optional<Scatter> s = even ? ScatterDim(l, target) : std::nullopt) {
+      ir::Value scattered = emit_->ReduceScatter(l.value, s->dim, s->axes, l.combiner);
+      Axes rest;
+      for (int a : l.partial) {
+        if (std::find(s->axes.begin(), s->axes.end(), a) == s->axes.end()) rest.push_back(a);
+      }
+      if (!rest.empty()) scattered = emit_->AllReduce(scattered, rest, l.combiner);
       Remember(v, target, scattered);
       return scattered;
     }

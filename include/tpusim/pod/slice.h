@@ -68,8 +68,10 @@ struct Slice {
 StatusOr<Topology> ParseTopology(const hw::ChipSpec& chip, std::string_view text);
 
 // An accelerator type as Cloud TPU names it ("v5p-128", "v5litepod-16",
-// "v6e-256", "v4-8"; "v5e-16" too), optionally "Nx" for N slices over DCN
-// ("2xv5e-256"). kNotFound names the generation's offered sizes.
+// "v6e-256", "v4-8"; "v5e-16" too), or a preset and any torus of it
+// ("v4:4x4x12", as published runs on unlisted shapes give them); either
+// optionally "Nx" for N slices over DCN ("2xv5e-256", "2xv4:12x16x16").
+// kNotFound names the generation's offered sizes.
 StatusOr<Slice> FindSlice(std::string_view name);
 
 // A slice of any shape of `chip` ("4x4x8"), `num_slices` of them.
