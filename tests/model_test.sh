@@ -151,6 +151,22 @@ grep -q 'rejected v5litepod-16 data=16,fsdp=1,tensor=1: @main needs .* of HBM bu
   fail "plan oom: $(grep rejected oom.txt | head -n 1)"
 
 # bad NAME STATUS MESSAGE ARGS...: exit STATUS, one line naming the problem.
+# tpusim plan --serve: prefill and decode timed on the slice, then a
+# simulation of continuous batching at a request rate.
+"$tpusim" plan --model llama3-8b --serve --slice v6e-8 --batch 32 --prompt 1024 --gen 128 \
+  --rate 4 --requests 200 --json serve.json >serve.txt 2>&1 || fail "serve: $(tail -n 1 serve.txt)"
+grep -q '^serve: llama3-8b on v6e-8 (mesh data=1,tensor=8)' serve.txt || fail "serve: $(head -n 1 serve.txt)"
+grep -q '200 requests at 4/s (Poisson, seed 1)' serve.txt || fail "serve: no loaded run"
+$py - <<'PY' || fail "serve json"
+import json
+j = json.load(open("serve.json"))
+for run in ("closed_batch", "at_rate"):
+    t = j[run]["time_to_first_token_s"]
+    assert 0 < t["p50"] <= t["p95"] <= t["p99"], t
+assert j["kv_cache_bytes"] == 2 * 32 * 32 * (1024 + 128) * 8 * 128 * 2, j["kv_cache_bytes"]
+assert j["hbm_peak_bytes"] < j["hbm_capacity_bytes"]
+PY
+
 # The validation table (docs/validation.md) still builds: every row simulated.
 TPUSIM="$tpusim" "$root/scripts/validation.sh" >validation.txt 2>&1 ||
   fail "validation: $(tail -n 1 validation.txt)"
@@ -187,6 +203,10 @@ bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \
 [[ $(grep -cv '^planning: ' err.txt) == 1 ]] || fail "plan fits nowhere: more than one error line"
 grep -q 'rejected v5litepod-4 data=1,fsdp=4,tensor=1: @main needs' out.txt ||
   fail "plan fits nowhere: no breakdown in the table"
+bad_plan "serve sizes" 2 "--batch, --prompt and --gen must be > 0" \
+  --model llama3-8b --serve --slice v6e-8 --prompt 16 --gen 4
+bad_plan "serve fits nowhere" 2 "the decode step at batch 4 and context 19 on v5litepod-4: @main needs" \
+  --model llama3-70b --serve --slice v5e-4 --batch 4 --prompt 16 --gen 4
 sed 's/layers = 2/layerz = 2/' tiny.toml >typo.toml
 bad "typo" 2 "typo.toml:7:10: unknown key 'architecture.layerz'" --file typo.toml
 [[ ! -e x.mlir ]] || fail "a failed emit wrote its file"

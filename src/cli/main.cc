@@ -20,6 +20,7 @@
 #include "tpusim/mpi/world.h"
 #include "tpusim/planner/model_command.h"
 #include "tpusim/planner/plan.h"
+#include "tpusim/planner/serve.h"
 #include "tpusim/runtime/check.h"
 #include "tpusim/runtime/convert.h"
 #include "tpusim/runtime/run.h"
@@ -147,7 +148,11 @@ int Main(int argc, char** argv) {
   model_cmd->add_option("name", model.name, "a model of the library (see --list)");
   model_cmd->add_flag("--list", model.list, "list the library's models");
   model_cmd->add_option("--file", model.file, "a model described in TOML (as models/*.toml)");
-  model_cmd->add_option("--emit", model.emit, "write the train step (StableHLO) to this file");
+  model_cmd->add_option("--emit", model.emit, "write the step (StableHLO) to this file");
+  model_cmd->add_option("--step", model.kind, "the step to emit: train, prefill or decode")
+      ->capture_default_str();
+  model_cmd->add_option("--context", model.context,
+                        "decode: tokens already in the KV cache (default: seq - 1)");
   model_cmd->add_option("--batch", model.step.batch, "global batch, in sequences")
       ->capture_default_str();
   model_cmd->add_option("--seq", model.step.seq, "sequence length (default: the model's)");
@@ -170,7 +175,20 @@ int Main(int argc, char** argv) {
       ->add_option("--slice,--slices", plan_slices,
                    "accelerator types (v5p-128) or generation:torus (v4:4x4x12), comma-separated")
       ->required();
-  plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step")->required();
+  plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step (training)");
+  bool serve = false;
+  tpusim::planner::ServeRequest serving;
+  plan_cmd->add_flag("--serve", serve,
+                     "plan serving: prefill and decode with a KV cache, latency percentiles");
+  plan_cmd->add_option("--batch", serving.batch, "serving: the most sequences decoding at once");
+  plan_cmd->add_option("--prompt", serving.prompt, "serving: prompt tokens per request");
+  plan_cmd->add_option("--gen", serving.gen, "serving: tokens generated per request");
+  plan_cmd->add_option("--rate", serving.rate,
+                       "serving: requests per second, Poisson (default: one batch at once)");
+  plan_cmd->add_option("--requests", serving.requests, "serving: requests simulated at --rate")
+      ->capture_default_str();
+  plan_cmd->add_option("--seed", serving.seed, "serving: the arrivals' random seed")
+      ->capture_default_str();
   plan_cmd->add_option("--seq", plan.seq, "sequence length (default: the model's)");
   plan_cmd->add_option("--dtype", plan.dtype, "activations: bf16 or f32")->capture_default_str();
   plan_cmd->add_option("--max-tensor", plan.max_tensor, "the largest tensor axis to try")
@@ -233,6 +251,22 @@ int Main(int argc, char** argv) {
   if (*plan_cmd) {
     auto spec = tpusim::model::FindModel(plan_model);
     if (!spec.ok()) return Fail(spec.status());
+    if (serve) {
+      serving.model = *spec;
+      serving.slice = plan_slices;
+      serving.mesh = plan.mesh;
+      serving.dtype = plan.dtype;
+      auto planned = tpusim::planner::PlanServing(serving);
+      if (!planned.ok()) return Fail(planned.status());
+      if (!plan_json.empty()) {
+        Status st = tpusim::io::WriteFileAtomically(plan_json,
+                                                    tpusim::planner::ServeJson(serving, *planned));
+        if (!st.ok()) return Fail(st);
+      }
+      std::fputs(tpusim::planner::ServeTable(serving, *planned).c_str(), stdout);
+      return 0;
+    }
+    if (plan.global_batch <= 0) return Fail("plan needs --global-batch (or --serve)", 2);
     plan.model = *spec;
     for (size_t at = 0; at <= plan_slices.size();) {
       size_t comma = std::min(plan_slices.find(',', at), plan_slices.size());

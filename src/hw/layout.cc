@@ -30,7 +30,14 @@ int64_t PaddedElements(const ir::Type& t) {
   Tile tile = TileFor(t.element());
   if (s.empty()) return tile.cols;
   if (s.size() == 1) return RoundUp(s[0], tile.cols);
-  std::vector<int64_t> order = t.MinorToMajor();
+  // Dimensions of size 1 take no part in the tiling: XLA's TPU layouts move
+  // them out of the minor two, so a [b, t, 1, 128] cache is tiled (t, 128).
+  std::vector<int64_t> order;
+  for (int64_t d : t.MinorToMajor()) {
+    if (s[d] != 1) order.push_back(d);
+  }
+  if (order.empty()) return tile.cols;
+  if (order.size() == 1) return RoundUp(s[order[0]], tile.cols);
   int64_t n = RoundUp(s[order[1]], tile.rows) * RoundUp(s[order[0]], tile.cols);
   for (size_t i = 2; i < order.size(); ++i) n *= s[order[i]];
   return n;

@@ -157,6 +157,36 @@ Val HloWriter::Layer(const Val& stack, const Val& index) {
   return Reshape(one, Dims(stack.shape.begin() + 1, stack.shape.end()));
 }
 
+Val HloWriter::UpdateSlice(const Val& a, const Val& update, const std::vector<Val>& starts) {
+  std::string names, types;
+  for (const Val& s : starts) {
+    names += ", " + s.name;
+    types += ", " + s.Type();
+  }
+  Val v{Fresh(), a.shape, a.element};
+  Line(v.name + " = stablehlo.dynamic_update_slice " + a.name + ", " + update.name + names +
+       " : (" + a.Type() + ", " + update.Type() + types + ") -> " + v.Type());
+  return v;
+}
+
+Val HloWriter::Slice(const Val& a, int64_t dim, int64_t begin, int64_t end) {
+  Dims start(a.shape.size(), 0), limit = a.shape, shape = a.shape;
+  start[dim] = begin;
+  limit[dim] = end;
+  shape[dim] = end - begin;
+  Val v{Fresh(), shape, a.element};
+  Line(v.name + " = stablehlo.slice " + a.name + " [" +
+       [&] {
+         std::string r;
+         for (size_t d = 0; d < shape.size(); ++d) {
+           r += (d ? ", " : "") + std::to_string(start[d]) + ":" + std::to_string(limit[d]);
+         }
+         return r;
+       }() +
+       "] : (" + a.Type() + ") -> " + v.Type());
+  return v;
+}
+
 Val HloWriter::SetLayer(const Val& stack, const Val& value, const Val& index) {
   Dims sizes = value.shape;
   sizes.insert(sizes.begin(), 1);

@@ -55,6 +55,10 @@ class HloWriter {
   Val Layer(const Val& stack, const Val& index);
   // `stack` with layer `index` replaced by `value`.
   Val SetLayer(const Val& stack, const Val& value, const Val& index);
+  // `a` with `update` (of a's rank) written at `starts` (i32 scalars).
+  Val UpdateSlice(const Val& a, const Val& update, const std::vector<Val>& starts);
+  // Rows [begin, end) of `a` along `dim`.
+  Val Slice(const Val& a, int64_t dim, int64_t begin, int64_t end);
   // Rows `ids` (i32, any shape) of `table` [rows, d]: shape ids x d.
   Val Gather(const Val& table, const Val& ids);
   // `updates` (ids x d) added into a zero table of `rows` rows at `ids`.

@@ -5,139 +5,11 @@
 #include <functional>
 #include <map>
 
-#include "model/hlo_writer.h"
+#include "model/step_builder.h"
 
 namespace tpusim::model {
-namespace {
 
-// A parameter: its name, shape and the mesh axes of each dimension.
-struct Param {
-  std::string name;
-  Dims shape;
-  std::vector<std::vector<std::string>> axes;
-  bool per_layer = true;  // stacked by layer: the loops carry it
-};
-
-// One layer's weights, in the compute type.
-struct Weights {
-  Val norm1, wq, wk, wv, wo, norm2, gate, up, down;
-};
-
-// What a layer's forward pass computes, kept for its backward pass.
-struct LayerActs {
-  Val x, h1, q, k, v, p, o, x2, h2, gate, up, act, y;
-  Val o4, lse;  // flash attention's output per head and its log-sum-exps
-};
-
-class TrainStepBuilder {
- public:
-  TrainStepBuilder(const ModelSpec& m, const TrainStepOptions& o)
-      : m_(m),
-        o_(o),
-        b_(o.batch),
-        s_(o.seq > 0 ? o.seq : m.max_seq),
-        d_(m.d_model),
-        h_(m.heads),
-        kv_(m.kv_heads),
-        hd_(m.head_dim),
-        f_(m.d_ff) {}
-
-  std::string Build();
-
- private:
-  bool Gated() const { return m_.mlp != Mlp::kGelu; }
-  // Kv heads the tensor axis cannot split go to flash attention repeated
-  // once per query head, so that it splits the query heads; their
-  // gradients then sum over each group (Megatron's multi-query layout).
-  bool RepeatKv() const { return kv_ != h_ && kv_ % o_.MeshSize("tensor") != 0; }
-  // [b, s, kv, d] to [b, s, heads, d], each kv head serving heads / kv; and
-  // back, summing a group's gradients.
-  Val RepeatHeads(const Val& x) {
-    return w_.Reshape(w_.Broadcast(x, {b_, s_, kv_, h_ / kv_, hd_}, {0, 1, 2, 4}),
-                      {b_, s_, h_, hd_});
-  }
-  Val SumGroups(const Val& x) {
-    return w_.Reduce("add", w_.Reshape(x, {b_, s_, kv_, h_ / kv_, hd_}), {3});
-  }
-  std::vector<Param> Params() const;
-  std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
-  // Activations split by batch (and the logits by vocabulary over tensor):
-  // constraints as MaxText puts them, where the partitioner would otherwise
-  // follow a weight's sharding.
-  std::string BatchSharding(int64_t rank) const;
-  std::string LogitsSharding() const { return Sharding({{"data", "fsdp"}, {}, {"tensor"}}); }
-  // The embedding table gathered over fsdp for the lookup, as FSDP gathers
-  // every weight before use: each device then looks up its own tokens.
-  Val LookupTable(const Val& embed) { return w_.Constraint(embed, Sharding({{"tensor"}, {}})); }
-  Val Scalar(double v, const std::string& element) { return w_.Splat(v, {}, element); }
-  Val Fill(double v, const Val& like) { return w_.Splat(v, like.shape, like.element); }
-  // a (op) b, b's dimensions the leading ones of a's.
-  Val Lead(const std::string& op, const Val& a, const Val& b) { return w_.BinaryLeading(op, a, b); }
-  // a (op) b for b of a's last dimension.
-  Val Trail(const std::string& op, const Val& a, const Val& b) {
-    return w_.Binary(op, a, w_.Broadcast(b, a.shape, {a.rank() - 1}));
-  }
-  Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
-  Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
-  Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
-  // x W over x's last dimension and W's first.
-  Val Proj(const Val& x, const Val& w) { return w_.Dot(x, w, {}, {}, {2}, {0}); }
-  // dy W^T.
-  Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
-  // x^T dy over the batch and sequence: a weight's gradient, accumulated
-  // into the parameters' type as the MXU does (its partial sums over the
-  // batch then reduce-scatter straight into the weight's sharding).
-  Val WeightGrad(const Val& x, const Val& dy) {
-    return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);
-  }
-
-  Val Rsqrt(const Val& x);
-  // The model's norm (RMSNorm, or LayerNorm without bias) over the last
-  // dimension, scaled by g.
-  Val Norm(const Val& x, const Val& g);
-  // dx of Norm(x, g) for dy; its scale's gradient in `dg`.
-  Val NormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
-  Val RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
-  Val LayerNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
-  // x - mean(x) over the last dimension, and 1 / sqrt(mean(x^2) + eps) of
-  // what that leaves (of x itself for RMSNorm).
-  Val Centered(const Val& x);
-  Val InvRms(const Val& x);
-  Val Mean(const Val& x) {
-    const Val s = w_.Reduce("add", x, {2});
-    return w_.Binary("divide", s, Fill(static_cast<double>(d_), s));
-  }
-  Val Activation(const Val& x);      // silu or gelu
-  Val ActivationGrad(const Val& x);  // its derivative
-  LayerActs Forward(const Weights& w, const Val& x);
-  // The rest of the layer once attention's output a.o is known.
-  LayerActs FinishLayer(const Weights& w, LayerActs& a);
-  void AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2, Val& dk2,
-                     Val& dv2);
-  std::string FlashAttrs() const {
-    char scale[64];
-    std::snprintf(scale, sizeof scale, "%.17g", 1 / std::sqrt(static_cast<double>(hd_)));
-    return std::string("causal = true, scale = ") + scale + " : f64";
-  }
-  // dx for dy; the weights' gradients in `grads` (by parameter name).
-  Val Backward(const Weights& w, const LayerActs& a, const Val& dy,
-               std::map<std::string, Val>& grads);
-  Weights LayerWeights(const std::map<std::string, Val>& stacks, const Val& i);
-  Val Loss(const Val& logits, const Val& targets, Val& dlogits);
-  void AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
-             std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v);
-  // A while loop over the layers carrying `init` (the counter first);
-  // `body` maps the carried values to their next ones. Returns the results.
-  std::vector<Val> Loop(const std::vector<Val>& init,
-                        const std::function<std::vector<Val>(const std::vector<Val>&)>& body);
-
-  const ModelSpec& m_;
-  const TrainStepOptions& o_;
-  const int64_t b_, s_, d_, h_, kv_, hd_, f_;
-  HloWriter w_;
-};
-
-std::vector<Param> TrainStepBuilder::Params() const {
+std::vector<Param> StepBuilder::Params() const {
   const int64_t l = m_.layers, q = h_ * hd_, k = kv_ * hd_;
   const std::vector<std::string> none, fsdp = {"fsdp"}, tensor = {"tensor"};
   // Fewer kv heads than the tensor axis (multi-query attention): every
@@ -158,7 +30,7 @@ std::vector<Param> TrainStepBuilder::Params() const {
 }
 
 // Axes the mesh lacks (or has of size 1) drop out.
-std::string TrainStepBuilder::Sharding(const std::vector<std::vector<std::string>>& axes) const {
+std::string StepBuilder::Sharding(const std::vector<std::vector<std::string>>& axes) const {
   if (o_.mesh.empty()) return "";
   std::string s = "#sdy.sharding<@mesh, [";
   for (size_t d = 0; d < axes.size(); ++d) {
@@ -173,35 +45,35 @@ std::string TrainStepBuilder::Sharding(const std::vector<std::vector<std::string
   return s + "]>";
 }
 
-std::string TrainStepBuilder::BatchSharding(int64_t rank) const {
+std::string StepBuilder::BatchSharding(int64_t rank) const {
   std::vector<std::vector<std::string>> axes(rank);
   axes[0] = {"data", "fsdp"};
   return Sharding(axes);
 }
 
-Val TrainStepBuilder::Rsqrt(const Val& x) { return w_.Unary("rsqrt", x); }
+Val StepBuilder::Rsqrt(const Val& x) { return w_.Unary("rsqrt", x); }
 
-Val TrainStepBuilder::Centered(const Val& x) {
+Val StepBuilder::Centered(const Val& x) {
   return m_.norm == Norm::kLayerNorm ? Lead("subtract", x, Mean(x)) : x;
 }
 
-Val TrainStepBuilder::InvRms(const Val& xc) {
+Val StepBuilder::InvRms(const Val& xc) {
   const Val ms = Mean(Mul(xc, xc));
   return Rsqrt(Add(ms, Fill(o_.norm_epsilon, ms)));
 }
 
-Val TrainStepBuilder::Norm(const Val& x, const Val& g) {
+Val StepBuilder::Norm(const Val& x, const Val& g) {
   const Val xc = Centered(x);
   return Trail("multiply", Lead("multiply", xc, InvRms(xc)), g);
 }
 
-Val TrainStepBuilder::NormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
+Val StepBuilder::NormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
   return m_.norm == Norm::kLayerNorm ? LayerNormBack(x, g, dy, dg) : RmsNormBack(x, g, dy, dg);
 }
 
 // y = g x r with r = (mean(x^2) + eps)^-1/2:
 // dx = r (g dy) - x r^3 mean(g dy x), dg = sum(dy x r).
-Val TrainStepBuilder::RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
+Val StepBuilder::RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
   const Val r = InvRms(x);
   dg = w_.Reduce("add", Mul(dy, Lead("multiply", x, r)), {0, 1});
   const Val gdy = Trail("multiply", dy, g);
@@ -211,7 +83,7 @@ Val TrainStepBuilder::RmsNormBack(const Val& x, const Val& g, const Val& dy, Val
 
 // y = g xh with xh = (x - mean(x)) r, r = (var(x) + eps)^-1/2:
 // dx = r (g dy - mean(g dy) - xh mean(g dy xh)), dg = sum(dy xh).
-Val TrainStepBuilder::LayerNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
+Val StepBuilder::LayerNormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
   const Val xc = Centered(x);
   const Val r = InvRms(xc);
   const Val xh = Lead("multiply", xc, r);
@@ -222,14 +94,14 @@ Val TrainStepBuilder::LayerNormBack(const Val& x, const Val& g, const Val& dy, V
 }
 
 // silu(x) = x sigmoid(x); gelu by its tanh approximation, as JAX's default.
-Val TrainStepBuilder::Activation(const Val& x) {
+Val StepBuilder::Activation(const Val& x) {
   if (m_.mlp == Mlp::kSwiGlu) return Mul(x, w_.Unary("logistic", x));
   const Val x3 = Mul(Mul(x, x), x);
   const Val u = Mul(Fill(std::sqrt(2 / M_PI), x), Add(x, Mul(Fill(0.044715, x), x3)));
   return Mul(Mul(Fill(0.5, x), x), Add(Fill(1, x), w_.Unary("tanh", u)));
 }
 
-Val TrainStepBuilder::ActivationGrad(const Val& x) {
+Val StepBuilder::ActivationGrad(const Val& x) {
   if (m_.mlp == Mlp::kSwiGlu) {
     const Val s = w_.Unary("logistic", x);
     return Mul(s, Add(Fill(1, x), Mul(x, Sub(Fill(1, x), s))));
@@ -242,7 +114,7 @@ Val TrainStepBuilder::ActivationGrad(const Val& x) {
   return Add(Mul(half, Add(one, t)), Mul(Mul(half, x), Mul(Sub(one, Mul(t, t)), du)));
 }
 
-LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
+LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
   LayerActs a;
   a.x = w_.Constraint(x, BatchSharding(3));
   a.h1 = Norm(a.x, w.norm1);
@@ -251,6 +123,8 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   if (o_.flash_attention) {
     a.k = w_.Reshape(Proj(a.h1, w.wk), {b_, s_, kv_, hd_});
     a.v = w_.Reshape(Proj(a.h1, w.wv), {b_, s_, kv_, hd_});
+    a.k_new = a.k;
+    a.v_new = a.v;
     if (RepeatKv()) {
       a.k = RepeatHeads(a.k);
       a.v = RepeatHeads(a.v);
@@ -282,7 +156,7 @@ LayerActs TrainStepBuilder::Forward(const Weights& w, const Val& x) {
   return FinishLayer(w, a);
 }
 
-LayerActs TrainStepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
+LayerActs StepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
   const Val attn = Proj(a.o, w.wo);
   a.x2 = m_.parallel_layers ? a.x : Add(a.x, attn);
   a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2);
@@ -300,8 +174,8 @@ LayerActs TrainStepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
   return a;
 }
 
-Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
-                               std::map<std::string, Val>& grads) {
+Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
+                          std::map<std::string, Val>& grads) {
   // MLP.
   const Val dact = ProjBack(dy, w.down);
   grads["down"] = WeightGrad(a.act, dy);
@@ -347,8 +221,8 @@ Val TrainStepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& 
 
 // The spelled-out attention's backward pass: the gradients of the
 // projections' outputs, [b, s, heads x d] each.
-void TrainStepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2,
-                                     Val& dk2, Val& dv2) {
+void StepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2,
+                                Val& dk2, Val& dv2) {
   const Val dout = w_.Transpose(w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_}), {0, 2, 1, 3});
   const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});  // b h s t
   const Val dv = w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2});  // b h t d
@@ -370,7 +244,7 @@ void TrainStepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const W
   dv2 = flat(dv, kv_);
 }
 
-Weights TrainStepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, const Val& i) {
+Weights StepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, const Val& i) {
   auto take = [&](const char* name) {
     auto it = stacks.find(name);
     if (it == stacks.end()) return Val{};
@@ -382,7 +256,7 @@ Weights TrainStepBuilder::LayerWeights(const std::map<std::string, Val>& stacks,
 
 // Mean cross-entropy of `logits` (f32) against `targets`; its gradient in
 // `dlogits`.
-Val TrainStepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) {
+Val StepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) {
   const Val mx = w_.Reduce("maximum", logits, {2});
   const Val e = w_.Unary("exponential", Lead("subtract", logits, mx));
   const Val z = w_.Reduce("add", e, {2});
@@ -399,9 +273,8 @@ Val TrainStepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) 
   return loss;
 }
 
-void TrainStepBuilder::AdamW(const Val& p, const Val& g, const Val& m, const Val& v,
-                             const Val& step, std::vector<Val>& out_p, std::vector<Val>& out_m,
-                             std::vector<Val>& out_v) {
+void StepBuilder::AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
+                        std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v) {
   const Val m2 = Add(Mul(Fill(o_.beta1, m), m), Mul(Fill(1 - o_.beta1, g), g));
   const Val v2 = Add(Mul(Fill(o_.beta2, v), v), Mul(Fill(1 - o_.beta2, g), Mul(g, g)));
   const Val t = w_.Convert(step, p.element);
@@ -419,7 +292,7 @@ void TrainStepBuilder::AdamW(const Val& p, const Val& g, const Val& m, const Val
   out_v.push_back(v2);
 }
 
-std::vector<Val> TrainStepBuilder::Loop(
+std::vector<Val> StepBuilder::Loop(
     const std::vector<Val>& init,
     const std::function<std::vector<Val>(const std::vector<Val>&)>& body) {
   std::vector<Val> args;
@@ -449,36 +322,22 @@ std::vector<Val> TrainStepBuilder::Loop(
   return results;
 }
 
-std::string TrainStepBuilder::Build() {
+std::string StepBuilder::BuildTrain() {
   const std::vector<Param> params = Params();
-  std::string signature, result_types, result_attrs;
-  // Parameters and moments are donated, as jax.jit(..., donate_argnums)
-  // does: argument i's buffer holds result i.
-  int donated = 0;
-  auto arg = [&](const std::string& name, const Dims& shape, const std::string& element,
-                 const std::string& sharding, bool donate) {
-    Val v{"%" + name, shape, element};
-    signature += std::string(signature.empty() ? "" : ",\n      ") + v.name + ": " + v.Type();
-    std::vector<std::string> attrs;
-    if (!sharding.empty()) attrs.push_back("sdy.sharding = " + sharding);
-    if (donate) attrs.push_back("tf.aliasing_output = " + std::to_string(donated++) + " : i32");
-    for (size_t i = 0; i < attrs.size(); ++i) signature += (i ? ", " : " {") + attrs[i];
-    if (!attrs.empty()) signature += "}";
-    return v;
-  };
+  std::string result_types;
   std::map<std::string, Val> p, stacks;
   std::vector<Val> ps, ms, vs;
   for (const char* prefix : {"", "m_", "v_"}) {
     for (const Param& q : params) {
-      Val v = arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes), true);
+      Val v = Arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes), true);
       (prefix[0] == 0 ? ps : prefix[0] == 'm' ? ms : vs).push_back(v);
       if (prefix[0] == 0) p[q.name] = v;
       if (prefix[0] == 0 && q.per_layer) stacks[q.name] = v;
     }
   }
-  const Val step = arg("step", {}, "f32", "", false);
-  const Val tokens = arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
-  const Val targets = arg("targets", {b_, s_}, "i32", BatchSharding(2), false);
+  const Val step = Arg("step", {}, "f32", "", false);
+  const Val tokens = Arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
+  const Val targets = Arg("targets", {b_, s_}, "i32", BatchSharding(2), false);
   std::vector<std::string> layer_names;
   // A layer's gradient is sharded as its weight, so that the partial sums
   // over the batch reduce-scatter rather than all-reduce whole.
@@ -587,12 +446,28 @@ std::string TrainStepBuilder::Build() {
   sharded_types += ", " + loss.Type();
   w_.Line("return " + returned + " : " + result_types);
 
-  std::string module = "module @train_step";
+  return Module("train_step", sharded_types);
+}
+
+Val StepBuilder::Arg(const std::string& name, const Dims& shape, const std::string& element,
+                     const std::string& sharding, bool donate) {
+  Val v{"%" + name, shape, element};
+  signature_ += std::string(signature_.empty() ? "" : ",\n      ") + v.name + ": " + v.Type();
+  std::vector<std::string> attrs;
+  if (!sharding.empty()) attrs.push_back("sdy.sharding = " + sharding);
+  if (donate) attrs.push_back("tf.aliasing_output = " + std::to_string(donated_++) + " : i32");
+  for (size_t i = 0; i < attrs.size(); ++i) signature_ += (i ? ", " : " {") + attrs[i];
+  if (!attrs.empty()) signature_ += "}";
+  return v;
+}
+
+std::string StepBuilder::Module(const std::string& name, const std::string& result_types) const {
+  std::string module = "module @" + name;
   int64_t devices = 1;
   std::string mesh;
-  for (const auto& [name, size] : o_.mesh) {
+  for (const auto& [axis, size] : o_.mesh) {
     devices *= size;
-    mesh += std::string(mesh.empty() ? "" : ", ") + "\"" + name + "\"=" + std::to_string(size);
+    mesh += std::string(mesh.empty() ? "" : ", ") + "\"" + axis + "\"=" + std::to_string(size);
   }
   if (!o_.mesh.empty()) {
     module += " attributes {mhlo.num_partitions = " + std::to_string(devices) +
@@ -600,15 +475,13 @@ std::string TrainStepBuilder::Build() {
   }
   module += " {\n";
   if (!o_.mesh.empty()) module += "  sdy.mesh @mesh = <[" + mesh + "]>\n";
-  module += "  func.func public @main(" + signature + ")\n      -> (" + sharded_types + ") {\n";
+  module += "  func.func public @main(" + signature_ + ")\n      -> (" + result_types + ") {\n";
   return module + w_.text() + "  }\n}\n";
 }
 
-}  // namespace
-
-StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options) {
+Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const std::string& step) {
   auto unsupported = [&](const std::string& what) {
-    return Unimplemented("the train step of " + spec.name + ": " + what + " is not built yet");
+    return Unimplemented("the " + step + " of " + spec.name + ": " + what + " is not built yet");
   };
   if (spec.IsMoe()) return unsupported("a mixture of experts");
   if (spec.bias) return unsupported("biases");
@@ -632,7 +505,12 @@ StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOption
       return InvalidArgument("element type '" + t + "': expected f32, bf16 or f64");
     }
   }
-  return TrainStepBuilder(spec, options).Build();
+  return Status::Ok();
+}
+
+StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckStep(spec, options, "train step"));
+  return StepBuilder(spec, options).BuildTrain();
 }
 
 }  // namespace tpusim::model

@@ -3,6 +3,7 @@
 #include "runtime/sharding_flags.h"
 #include "tpusim/io/file.h"
 #include "tpusim/model/model.h"
+#include "tpusim/model/serve_step.h"
 #include "tpusim/runtime/load.h"
 
 namespace tpusim::planner {
@@ -75,11 +76,18 @@ Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
   if (!c.mesh.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(step.mesh, runtime::ParseMeshFlag(c.mesh));
   }
-  TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(m, step));
-  TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(c.emit, text));
-  std::fprintf(out, "wrote %s: the train step of %s, batch %lld x sequence %lld\n", c.emit.c_str(),
-               m.name.c_str(), static_cast<long long>(step.batch),
-               static_cast<long long>(step.seq));
+  StatusOr<std::string> text =
+      InvalidArgument("--step " + c.kind + ": expected train, prefill or decode");
+  const int64_t context = c.context >= 0 ? c.context : step.seq - 1;
+  if (c.kind == "train") text = model::EmitTrainStep(m, step);
+  if (c.kind == "prefill") text = model::EmitPrefillStep(m, step);
+  if (c.kind == "decode") text = model::EmitDecodeStep(m, step, context);
+  TPUSIM_RETURN_IF_ERROR(text.status());
+  TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(c.emit, *text));
+  std::fprintf(out, "wrote %s: the %s step of %s, batch %lld x %s %lld\n", c.emit.c_str(),
+               c.kind.c_str(), m.name.c_str(), static_cast<long long>(step.batch),
+               c.kind == "decode" ? "1 token after a context of" : "sequence",
+               static_cast<long long>(c.kind == "decode" ? context : step.seq));
   return Status::Ok();
 }
 

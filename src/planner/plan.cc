@@ -5,16 +5,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "planner/step_timing.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/model/train_step.h"
 #include "tpusim/planner/prices.h"
-#include "tpusim/pod/collective_cost.h"
 #include "tpusim/pod/slice.h"
-#include "tpusim/report/report.h"
-#include "tpusim/runtime/compile.h"
-#include "tpusim/spmd/partitioner.h"
-#include "tpusim/timing/timing.h"
 
 namespace tpusim::planner {
 namespace {
@@ -62,29 +57,14 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.dtype = r.dtype;
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
-  TPUSIM_ASSIGN_OR_RETURN(auto global, frontend::ParseStableHlo(text, r.model.name + ".step.mlir"));
-  TPUSIM_ASSIGN_OR_RETURN(auto module, spmd::Partition(*global, "main"));
-  runtime::Compiler compiler({.use_cache = false});
+  TPUSIM_ASSIGN_OR_RETURN(StepTiming t, TimeStep(text, r.model.name + ".step.mlir", slice));
   const hw::ChipSpec& chip = slice.chip;
   c.hbm_capacity_bytes = chip.memory.hbm_bytes;
-  StatusOr<runtime::CompileResult> compiled = compiler.Compile(*module, "main", chip);
-  if (compiled.status().code() == StatusCode::kResourceExhausted) {
-    const std::string why = compiled.status().message();  // status() is a copy
-    const size_t at = why.find("@main needs");  // after the pass's name
-    c.rejected = at == std::string::npos ? why : why.substr(at);
-    return Status::Ok();
-  }
-  TPUSIM_RETURN_IF_ERROR(compiled.status());
-  const ir::Module& program = *compiled->program->module;
-  TPUSIM_ASSIGN_OR_RETURN(pod::CollectivePricer pricer,
-                          pod::CollectivePricer::Create(slice, 1, slice.num_devices()));
-  TPUSIM_RETURN_IF_ERROR(pricer.Prepare(program));
-  TPUSIM_ASSIGN_OR_RETURN(timing::Timeline timeline,
-                          timing::TimeStatically(program, "main", chip, {.pod = &pricer}));
-  const report::Summary summary = report::Summarize(timeline);
-  c.step_seconds = summary.total_seconds;
-  c.exposed_communication_seconds = summary.exposed_communication_seconds;
-  if (compiled->program->memory) c.hbm_peak_bytes = compiled->program->memory->peak_bytes;
+  c.rejected = t.rejected;
+  if (!c.fits()) return Status::Ok();
+  c.step_seconds = t.seconds;
+  c.exposed_communication_seconds = t.exposed_communication_seconds;
+  c.hbm_peak_bytes = t.hbm_peak_bytes;
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   const double tokens = static_cast<double>(r.global_batch * seq);
   const double chips = static_cast<double>(slice.total_chips());

@@ -244,6 +244,14 @@ TEST(RooflineTest, PartialTilesArePadded) {
               8.0 * 128 / p.chip.vpu.alu_ops_per_cycle / Slots(p.chip), 1e-18);
 }
 
+// A dimension of size 1 is not tiled: [64, 1, 128] bf16 is 64 rows of 128
+// lanes, not 64 tiles of (16, 128).
+TEST(RooflineTest, DimensionsOfSizeOneAreNotPadded) {
+  Priced p = PriceFirstOp(Program1("stablehlo.add", 2, "tensor<64x1x128xbf16>"), "v5e");
+  EXPECT_EQ(p.cost.padding_bytes, 0);
+  EXPECT_EQ(p.cost.hbm_bytes, 3 * 64 * 128 * 2);
+}
+
 // exp occupies the vector unit's slower transcendental path, add its ALUs.
 TEST(RooflineTest, TranscendentalsCostMoreVectorTimeThanAdds) {
   const std::string type = "tensor<1024x1024xf32>";

@@ -1,0 +1,146 @@
+#include "tpusim/model/serve_step.h"
+
+#include "model/step_builder.h"
+
+namespace tpusim::model {
+
+// The weights, unsharded by fsdp (a server keeps them whole per tensor
+// shard), as read-only arguments. The embedding table is kept whole on
+// every device, so that a step's few lookups gather nothing.
+std::map<std::string, Val> StepBuilder::ServingWeights(std::map<std::string, Val>& stacks) {
+  std::map<std::string, Val> p;
+  for (const Param& q : Params()) {
+    const std::string sharding = q.name == "embed" ? Sharding({{}, {}}) : Sharding(q.axes);
+    const Val v = Arg(q.name, q.shape, o_.param_dtype, sharding, false);
+    p[q.name] = v;
+    if (q.per_layer) stacks[q.name] = v;
+  }
+  return p;
+}
+
+// [layers, batch, length, kv heads, d]: split by batch, and by kv head where
+// the tensor axis divides them.
+std::string StepBuilder::CacheSharding() const {
+  std::vector<std::string> kv;
+  if (kv_ % o_.MeshSize("tensor") == 0) kv = {"tensor"};
+  return Sharding({{}, {"data", "fsdp"}, {}, kv, {}});
+}
+
+// The final norm and the logits of `x` [b, 1, d]: [b, vocab], in f32 (or
+// f64 for f64 activations).
+Val StepBuilder::Logits(const std::map<std::string, Val>& p, const Val& x) {
+  const Val hf = Norm(x, w_.Convert(p.at("final_norm"), o_.dtype));
+  const std::string f = o_.dtype == "f64" ? "f64" : "f32";
+  const Val logits = m_.tied_embeddings
+                         ? w_.Dot(hf, w_.Convert(p.at("embed"), o_.dtype), {}, {}, {2}, {1}, f)
+                         : w_.Dot(hf, w_.Convert(p.at("unembed"), o_.dtype), {}, {}, {2}, {0}, f);
+  return w_.Reshape(logits, {b_, m_.vocab});
+}
+
+std::string StepBuilder::BuildPrefill() {
+  std::map<std::string, Val> stacks;
+  const std::map<std::string, Val> p = ServingWeights(stacks);
+  const Val tokens = Arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
+  const Val embed = w_.Convert(p.at("embed"), o_.dtype);
+  const Val cache =
+      w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, kv_, hd_}, o_.dtype), CacheSharding());
+  std::vector<std::string> names;
+  std::vector<Val> init = {Scalar(0, "i32"),
+                           w_.Constraint(w_.Gather(embed, tokens), BatchSharding(3)), cache, cache};
+  for (const auto& [name, v] : stacks) {
+    names.push_back(name);
+    init.push_back(v);
+  }
+  const std::vector<Val> out = Loop(init, [&](const std::vector<Val>& a) {
+    std::map<std::string, Val> st;
+    for (size_t k = 0; k < names.size(); ++k) st[names[k]] = a[4 + k];
+    const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
+    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y,
+                             w_.SetLayer(a[2], acts.k_new, a[0]),
+                             w_.SetLayer(a[3], acts.v_new, a[0])};
+    next.insert(next.end(), a.begin() + 4, a.end());
+    return next;
+  });
+  const Val logits = Logits(p, w_.Slice(out[1], 1, s_ - 1, s_));
+  w_.Line("return " + logits.name + ", " + out[2].name + ", " + out[3].name + " : " +
+          logits.Type() + ", " + out[2].Type() + ", " + out[3].Type());
+  const std::string cache_type = out[2].Type() + " {sdy.sharding = " + CacheSharding() + "}";
+  return Module("prefill_step", logits.Type() + ", " +
+                                    (o_.mesh.empty() ? out[2].Type() : cache_type) + ", " +
+                                    (o_.mesh.empty() ? out[3].Type() : cache_type));
+}
+
+std::string StepBuilder::BuildDecode(int64_t context) {
+  std::map<std::string, Val> stacks;
+  const std::map<std::string, Val> p = ServingWeights(stacks);
+  const Dims cache_shape = {m_.layers, b_, context + 1, kv_, hd_};
+  const Val k_cache = Arg("k_cache", cache_shape, o_.dtype, CacheSharding(), true);
+  const Val v_cache = Arg("v_cache", cache_shape, o_.dtype, CacheSharding(), true);
+  const Val tokens = Arg("tokens", {b_, 1}, "i32", BatchSharding(2), false);
+  const Val embed = w_.Convert(p.at("embed"), o_.dtype);
+  std::vector<std::string> names;
+  std::vector<Val> init = {Scalar(0, "i32"),
+                           w_.Constraint(w_.Gather(embed, tokens), BatchSharding(3)), k_cache,
+                           v_cache};
+  for (const auto& [name, v] : stacks) {
+    names.push_back(name);
+    init.push_back(v);
+  }
+  const std::vector<Val> out = Loop(init, [&](const std::vector<Val>& a) {
+    std::map<std::string, Val> st;
+    for (size_t k = 0; k < names.size(); ++k) st[names[k]] = a[4 + k];
+    const Weights w = LayerWeights(st, a[0]);
+    LayerActs acts;
+    acts.x = w_.Constraint(a[1], BatchSharding(3));
+    acts.h1 = Norm(acts.x, w.norm1);
+    acts.q = w_.Reshape(Proj(acts.h1, w.wq), {b_, 1, h_, hd_});
+    // The new token's key and value go in at `context`; attention reads
+    // the layer's whole cache, every position valid (no mask).
+    const Val zero = Scalar(0, "i32"), at = Scalar(static_cast<double>(context), "i32");
+    auto store = [&](const Val& cache, const Val& wkv) {
+      const Val kv = w_.Reshape(Proj(acts.h1, wkv), {1, b_, 1, kv_, hd_});
+      return w_.UpdateSlice(cache, kv, {a[0], zero, at, zero, zero});
+    };
+    const Val kc = store(a[2], w.wk), vc = store(a[3], w.wv);
+    acts.k = w_.Layer(kc, a[0]);
+    acts.v = w_.Layer(vc, a[0]);
+    if (RepeatKv()) {
+      acts.k = RepeatHeads(acts.k);
+      acts.v = RepeatHeads(acts.v);
+    }
+    const std::string scale = FlashAttrs().substr(FlashAttrs().find("scale"));
+    const std::vector<Val> r =
+        w_.Generic("tpusim.flash_attention", {acts.q, acts.k, acts.v},
+                   {acts.q, {"", {b_, h_, 1}, "f32"}}, "causal = false, " + scale);
+    acts.o = w_.Reshape(r[0], {b_, 1, h_ * hd_});
+    FinishLayer(w, acts);
+    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y, kc, vc};
+    next.insert(next.end(), a.begin() + 4, a.end());
+    return next;
+  });
+  const Val logits = Logits(p, out[1]);
+  w_.Line("return " + logits.name + ", " + out[2].name + ", " + out[3].name + " : " +
+          logits.Type() + ", " + out[2].Type() + ", " + out[3].Type());
+  const std::string cache_type = out[2].Type() + " {sdy.sharding = " + CacheSharding() + "}";
+  return Module("decode_step", logits.Type() + ", " +
+                                   (o_.mesh.empty() ? out[2].Type() : cache_type) + ", " +
+                                   (o_.mesh.empty() ? out[3].Type() : cache_type));
+}
+
+StatusOr<std::string> EmitPrefillStep(const ModelSpec& spec, const TrainStepOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckStep(spec, options, "prefill step"));
+  TrainStepOptions flash = options;
+  flash.flash_attention = true;  // the cache keeps the kernel's keys and values
+  return StepBuilder(spec, flash).BuildPrefill();
+}
+
+StatusOr<std::string> EmitDecodeStep(const ModelSpec& spec, const TrainStepOptions& options,
+                                     int64_t context) {
+  if (context < 0) return InvalidArgument("the context must be >= 0 tokens");
+  TrainStepOptions one = options;
+  one.seq = 1;
+  TPUSIM_RETURN_IF_ERROR(CheckStep(spec, one, "decode step"));
+  return StepBuilder(spec, one).BuildDecode(context);
+}
+
+}  // namespace tpusim::model

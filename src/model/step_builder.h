@@ -1,0 +1,172 @@
+// The builder behind the model's programs: a train step (train_step.cc)
+// and the serving steps (serve_step.cc) share its layers, norms, attention
+// and shardings. Internal to src/model.
+#ifndef TPUSIM_SRC_MODEL_STEP_BUILDER_H_
+#define TPUSIM_SRC_MODEL_STEP_BUILDER_H_
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/hlo_writer.h"
+#include "tpusim/model/model.h"
+#include "tpusim/model/train_step.h"
+
+namespace tpusim::model {
+
+// A parameter: its name, shape and the mesh axes of each dimension.
+struct Param {
+  std::string name;
+  Dims shape;
+  std::vector<std::vector<std::string>> axes;
+  bool per_layer = true;  // stacked by layer: the loops carry it
+};
+
+// One layer's weights, in the compute type.
+struct Weights {
+  Val norm1, wq, wk, wv, wo, norm2, gate, up, down;
+};
+
+// What a layer's forward pass computes, kept for its backward pass.
+struct LayerActs {
+  Val x, h1, q, k, v, p, o, x2, h2, gate, up, act, y;
+  Val o4, lse;       // flash attention's output per head and its log-sum-exps
+  Val k_new, v_new;  // the layer's keys and values, [b, s, kv, d]: a KV cache's
+};
+
+class StepBuilder {
+ public:
+  StepBuilder(const ModelSpec& m, const TrainStepOptions& o)
+      : m_(m),
+        o_(o),
+        b_(o.batch),
+        s_(o.seq > 0 ? o.seq : m.max_seq),
+        d_(m.d_model),
+        h_(m.heads),
+        kv_(m.kv_heads),
+        hd_(m.head_dim),
+        f_(m.d_ff) {}
+
+  // The programs (StableHLO text): the train step (train_step.cc); the
+  // serving steps (serve_step.cc).
+  std::string BuildTrain();
+  std::string BuildPrefill();
+  std::string BuildDecode(int64_t context);
+
+ private:
+  bool Gated() const { return m_.mlp != Mlp::kGelu; }
+  // Kv heads the tensor axis cannot split go to flash attention repeated
+  // once per query head, so that it splits the query heads; their
+  // gradients then sum over each group (Megatron's multi-query layout).
+  bool RepeatKv() const { return kv_ != h_ && kv_ % o_.MeshSize("tensor") != 0; }
+  // [b, s, kv, d] to [b, s, heads, d], each kv head serving heads / kv; and
+  // back, summing a group's gradients.
+  Val RepeatHeads(const Val& x) {
+    const int64_t t = x.shape[1];  // s_, or a KV cache's length
+    return w_.Reshape(w_.Broadcast(x, {b_, t, kv_, h_ / kv_, hd_}, {0, 1, 2, 4}), {b_, t, h_, hd_});
+  }
+  Val SumGroups(const Val& x) {
+    return w_.Reduce("add", w_.Reshape(x, {b_, s_, kv_, h_ / kv_, hd_}), {3});
+  }
+  std::vector<Param> Params() const;
+  std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
+  // Activations split by batch (and the logits by vocabulary over tensor):
+  // constraints as MaxText puts them, where the partitioner would otherwise
+  // follow a weight's sharding.
+  std::string BatchSharding(int64_t rank) const;
+  std::string LogitsSharding() const { return Sharding({{"data", "fsdp"}, {}, {"tensor"}}); }
+  // The embedding table gathered over fsdp for the lookup, as FSDP gathers
+  // every weight before use: each device then looks up its own tokens.
+  Val LookupTable(const Val& embed) { return w_.Constraint(embed, Sharding({{"tensor"}, {}})); }
+  Val Scalar(double v, const std::string& element) { return w_.Splat(v, {}, element); }
+  Val Fill(double v, const Val& like) { return w_.Splat(v, like.shape, like.element); }
+  // a (op) b, b's dimensions the leading ones of a's.
+  Val Lead(const std::string& op, const Val& a, const Val& b) { return w_.BinaryLeading(op, a, b); }
+  // a (op) b for b of a's last dimension.
+  Val Trail(const std::string& op, const Val& a, const Val& b) {
+    return w_.Binary(op, a, w_.Broadcast(b, a.shape, {a.rank() - 1}));
+  }
+  Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
+  Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
+  Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
+  // x W over x's last dimension and W's first.
+  Val Proj(const Val& x, const Val& w) { return w_.Dot(x, w, {}, {}, {2}, {0}); }
+  // dy W^T.
+  Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
+  // x^T dy over the batch and sequence: a weight's gradient, accumulated
+  // into the parameters' type as the MXU does (its partial sums over the
+  // batch then reduce-scatter straight into the weight's sharding).
+  Val WeightGrad(const Val& x, const Val& dy) {
+    return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);
+  }
+
+  Val Rsqrt(const Val& x);
+  // The model's norm (RMSNorm, or LayerNorm without bias) over the last
+  // dimension, scaled by g.
+  Val Norm(const Val& x, const Val& g);
+  // dx of Norm(x, g) for dy; its scale's gradient in `dg`.
+  Val NormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
+  Val RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
+  Val LayerNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
+  // x - mean(x) over the last dimension, and 1 / sqrt(mean(x^2) + eps) of
+  // what that leaves (of x itself for RMSNorm).
+  Val Centered(const Val& x);
+  Val InvRms(const Val& x);
+  Val Mean(const Val& x) {
+    const Val s = w_.Reduce("add", x, {2});
+    return w_.Binary("divide", s, Fill(static_cast<double>(d_), s));
+  }
+  Val Activation(const Val& x);      // silu or gelu
+  Val ActivationGrad(const Val& x);  // its derivative
+  LayerActs Forward(const Weights& w, const Val& x);
+  // The rest of the layer once attention's output a.o is known.
+  LayerActs FinishLayer(const Weights& w, LayerActs& a);
+  void AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2, Val& dk2,
+                     Val& dv2);
+  std::string FlashAttrs() const {
+    char scale[64];
+    std::snprintf(scale, sizeof scale, "%.17g", 1 / std::sqrt(static_cast<double>(hd_)));
+    return std::string("causal = true, scale = ") + scale + " : f64";
+  }
+  // dx for dy; the weights' gradients in `grads` (by parameter name).
+  Val Backward(const Weights& w, const LayerActs& a, const Val& dy,
+               std::map<std::string, Val>& grads);
+  Weights LayerWeights(const std::map<std::string, Val>& stacks, const Val& i);
+  Val Loss(const Val& logits, const Val& targets, Val& dlogits);
+  void AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
+             std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v);
+  // A while loop over the layers carrying `init` (the counter first);
+  // `body` maps the carried values to their next ones. Returns the results.
+  std::vector<Val> Loop(const std::vector<Val>& init,
+                        const std::function<std::vector<Val>(const std::vector<Val>&)>& body);
+
+  // Serving: the weights as @main's arguments (per-layer stacks also in
+  // `stacks`), the KV cache's sharding, and the last position's logits.
+  std::map<std::string, Val> ServingWeights(std::map<std::string, Val>& stacks);
+  std::string CacheSharding() const;
+  Val Logits(const std::map<std::string, Val>& p, const Val& x);
+  // An argument of @main: its sharding, and whether its buffer is donated
+  // (argument i's holds result i, as jax.jit's donate_argnums).
+  Val Arg(const std::string& name, const Dims& shape, const std::string& element,
+          const std::string& sharding, bool donate);
+  // The module around @main's body, with the mesh and the results' types.
+  std::string Module(const std::string& name, const std::string& result_types) const;
+
+  std::string signature_;
+  int donated_ = 0;
+  const ModelSpec& m_;
+  const TrainStepOptions& o_;
+  const int64_t b_, s_, d_, h_, kv_, hd_, f_;
+  HloWriter w_;
+};
+
+// OK, or why `spec` and `options` make no `step` ("train step"): what is not
+// built yet (kUnimplemented), impossible options (kInvalidArgument).
+Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const std::string& step);
+
+}  // namespace tpusim::model
+
+#endif  // TPUSIM_SRC_MODEL_STEP_BUILDER_H_
