@@ -196,8 +196,8 @@ bad_plan "slice" 2 "no chip preset 'v9'" --model llama3-8b --slice v9-8 --global
 bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp axes of no mesh of v5p-16" \
   --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4
 bad_plan "moe" 3 "a mixture of experts is not built yet" --model mixtral-8x7b --slice v5p-16 --global-batch 8
-bad_plan "mesh" 2 "--mesh data=3,fsdp=1,tensor=1 does not suit v5p-16 (8 devices)" \
-  --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3,fsdp=1,tensor=1
+bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
+  --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \
   --model llama3-70b --slice v5e-4 --global-batch 4 --seq 1024
 [[ $(grep -cv '^planning: ' err.txt) == 1 ]] || fail "plan fits nowhere: more than one error line"

@@ -37,37 +37,50 @@ Val StepBuilder::Logits(const std::map<std::string, Val>& p, const Val& x) {
   return w_.Reshape(logits, {b_, m_.vocab});
 }
 
-std::string StepBuilder::BuildPrefill() {
-  std::map<std::string, Val> stacks;
-  const std::map<std::string, Val> p = ServingWeights(stacks);
-  const Val tokens = Arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
-  const Val embed = w_.Convert(p.at("embed"), o_.dtype);
-  const Val cache =
-      w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, kv_, hd_}, o_.dtype), CacheSharding());
+std::string StepBuilder::ServingStep(const std::string& name, const Val& k_cache,
+                                     const Val& v_cache, const Val& tokens,
+                                     const std::map<std::string, Val>& p,
+                                     const std::map<std::string, Val>& stacks,
+                                     const ServingLayer& layer) {
   std::vector<std::string> names;
-  std::vector<Val> init = {Scalar(0, "i32"),
-                           w_.Constraint(w_.Gather(embed, tokens), BatchSharding(3)), cache, cache};
-  for (const auto& [name, v] : stacks) {
-    names.push_back(name);
+  std::vector<Val> init = {
+      Scalar(0, "i32"),
+      w_.Constraint(w_.Gather(w_.Convert(p.at("embed"), o_.dtype), tokens), BatchSharding(3)),
+      k_cache, v_cache};
+  for (const auto& [stack, v] : stacks) {
+    names.push_back(stack);
     init.push_back(v);
   }
   const std::vector<Val> out = Loop(init, [&](const std::vector<Val>& a) {
     std::map<std::string, Val> st;
     for (size_t k = 0; k < names.size(); ++k) st[names[k]] = a[4 + k];
-    const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
-    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y,
-                             w_.SetLayer(a[2], acts.k_new, a[0]),
-                             w_.SetLayer(a[3], acts.v_new, a[0])};
+    std::vector<Val> next = {Add(a[0], Scalar(1, "i32"))};
+    const std::vector<Val> done = layer(LayerWeights(st, a[0]), a[0], a[1], a[2], a[3]);
+    next.insert(next.end(), done.begin(), done.end());
     next.insert(next.end(), a.begin() + 4, a.end());
     return next;
   });
-  const Val logits = Logits(p, w_.Slice(out[1], 1, s_ - 1, s_));
+  const Val last = out[1].shape[1] == 1 ? out[1] : w_.Slice(out[1], 1, s_ - 1, s_);
+  const Val logits = Logits(p, last);
   w_.Line("return " + logits.name + ", " + out[2].name + ", " + out[3].name + " : " +
           logits.Type() + ", " + out[2].Type() + ", " + out[3].Type());
-  const std::string cache_type = out[2].Type() + " {sdy.sharding = " + CacheSharding() + "}";
-  return Module("prefill_step", logits.Type() + ", " +
-                                    (o_.mesh.empty() ? out[2].Type() : cache_type) + ", " +
-                                    (o_.mesh.empty() ? out[3].Type() : cache_type));
+  const std::string cache = o_.mesh.empty() ? "" : " {sdy.sharding = " + CacheSharding() + "}";
+  return Module(name, logits.Type() + ", " + out[2].Type() + cache + ", " + out[3].Type() + cache);
+}
+
+std::string StepBuilder::BuildPrefill() {
+  std::map<std::string, Val> stacks;
+  const std::map<std::string, Val> p = ServingWeights(stacks);
+  const Val tokens = Arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
+  const Val cache =
+      w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, kv_, hd_}, o_.dtype), CacheSharding());
+  return ServingStep(
+      "prefill_step", cache, cache, tokens, p, stacks,
+      [&](const Weights& w, const Val& i, const Val& x, const Val& kc,
+          const Val& vc) -> std::vector<Val> {
+        const LayerActs acts = Forward(w, x);
+        return {acts.y, w_.SetLayer(kc, acts.k_new, i), w_.SetLayer(vc, acts.v_new, i)};
+      });
 }
 
 std::string StepBuilder::BuildDecode(int64_t context) {
@@ -77,54 +90,36 @@ std::string StepBuilder::BuildDecode(int64_t context) {
   const Val k_cache = Arg("k_cache", cache_shape, o_.dtype, CacheSharding(), true);
   const Val v_cache = Arg("v_cache", cache_shape, o_.dtype, CacheSharding(), true);
   const Val tokens = Arg("tokens", {b_, 1}, "i32", BatchSharding(2), false);
-  const Val embed = w_.Convert(p.at("embed"), o_.dtype);
-  std::vector<std::string> names;
-  std::vector<Val> init = {Scalar(0, "i32"),
-                           w_.Constraint(w_.Gather(embed, tokens), BatchSharding(3)), k_cache,
-                           v_cache};
-  for (const auto& [name, v] : stacks) {
-    names.push_back(name);
-    init.push_back(v);
-  }
-  const std::vector<Val> out = Loop(init, [&](const std::vector<Val>& a) {
-    std::map<std::string, Val> st;
-    for (size_t k = 0; k < names.size(); ++k) st[names[k]] = a[4 + k];
-    const Weights w = LayerWeights(st, a[0]);
-    LayerActs acts;
-    acts.x = w_.Constraint(a[1], BatchSharding(3));
-    acts.h1 = Norm(acts.x, w.norm1);
-    acts.q = w_.Reshape(Proj(acts.h1, w.wq), {b_, 1, h_, hd_});
-    // The new token's key and value go in at `context`; attention reads
-    // the layer's whole cache, every position valid (no mask).
-    const Val zero = Scalar(0, "i32"), at = Scalar(static_cast<double>(context), "i32");
-    auto store = [&](const Val& cache, const Val& wkv) {
-      const Val kv = w_.Reshape(Proj(acts.h1, wkv), {1, b_, 1, kv_, hd_});
-      return w_.UpdateSlice(cache, kv, {a[0], zero, at, zero, zero});
-    };
-    const Val kc = store(a[2], w.wk), vc = store(a[3], w.wv);
-    acts.k = w_.Layer(kc, a[0]);
-    acts.v = w_.Layer(vc, a[0]);
-    if (RepeatKv()) {
-      acts.k = RepeatHeads(acts.k);
-      acts.v = RepeatHeads(acts.v);
-    }
-    const std::string scale = FlashAttrs().substr(FlashAttrs().find("scale"));
-    const std::vector<Val> r =
-        w_.Generic("tpusim.flash_attention", {acts.q, acts.k, acts.v},
-                   {acts.q, {"", {b_, h_, 1}, "f32"}}, "causal = false, " + scale);
-    acts.o = w_.Reshape(r[0], {b_, 1, h_ * hd_});
-    FinishLayer(w, acts);
-    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y, kc, vc};
-    next.insert(next.end(), a.begin() + 4, a.end());
-    return next;
-  });
-  const Val logits = Logits(p, out[1]);
-  w_.Line("return " + logits.name + ", " + out[2].name + ", " + out[3].name + " : " +
-          logits.Type() + ", " + out[2].Type() + ", " + out[3].Type());
-  const std::string cache_type = out[2].Type() + " {sdy.sharding = " + CacheSharding() + "}";
-  return Module("decode_step", logits.Type() + ", " +
-                                   (o_.mesh.empty() ? out[2].Type() : cache_type) + ", " +
-                                   (o_.mesh.empty() ? out[3].Type() : cache_type));
+  return ServingStep("decode_step", k_cache, v_cache, tokens, p, stacks,
+                     [&](const Weights& w, const Val& i, const Val& x, const Val& k_stack,
+                         const Val& v_stack) -> std::vector<Val> {
+                       LayerActs acts;
+                       acts.x = w_.Constraint(x, BatchSharding(3));
+                       acts.h1 = Norm(acts.x, w.norm1);
+                       acts.q = w_.Reshape(Proj(acts.h1, w.wq), {b_, 1, h_, hd_});
+                       // The new token's key and value go in at `context`; attention reads
+                       // the layer's whole cache, every position valid (no mask).
+                       const Val zero = Scalar(0, "i32"),
+                                 at = Scalar(static_cast<double>(context), "i32");
+                       auto store = [&](const Val& stack, const Val& wkv) {
+                         const Val kv = w_.Reshape(Proj(acts.h1, wkv), {1, b_, 1, kv_, hd_});
+                         return w_.UpdateSlice(stack, kv, {i, zero, at, zero, zero});
+                       };
+                       const Val kc = store(k_stack, w.wk), vc = store(v_stack, w.wv);
+                       acts.k = w_.Layer(kc, i);
+                       acts.v = w_.Layer(vc, i);
+                       if (RepeatKv()) {
+                         acts.k = RepeatHeads(acts.k);
+                         acts.v = RepeatHeads(acts.v);
+                       }
+                       const std::string scale = FlashAttrs().substr(FlashAttrs().find("scale"));
+                       const std::vector<Val> r = w_.Generic(
+                           "tpusim.flash_attention", {acts.q, acts.k, acts.v},
+                           {acts.q, {"", {b_, h_, 1}, "f32"}}, "causal = false, " + scale);
+                       acts.o = w_.Reshape(r[0], {b_, 1, h_ * hd_});
+                       FinishLayer(w, acts);
+                       return {acts.y, kc, vc};
+                     });
 }
 
 StatusOr<std::string> EmitPrefillStep(const ModelSpec& spec, const TrainStepOptions& options) {

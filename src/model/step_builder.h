@@ -148,6 +148,15 @@ class StepBuilder {
   std::map<std::string, Val> ServingWeights(std::map<std::string, Val>& stacks);
   std::string CacheSharding() const;
   Val Logits(const std::map<std::string, Val>& p, const Val& x);
+  // One layer of a serving step: (weights, layer index, input, k and v
+  // cache stacks) -> (output, the stacks updated).
+  using ServingLayer = std::function<std::vector<Val>(const Weights&, const Val&, const Val&,
+                                                      const Val&, const Val&)>;
+  // @main's body: the tokens' embeddings through the layers, carrying the
+  // caches, then the last position's logits; returns the module.
+  std::string ServingStep(const std::string& name, const Val& k_cache, const Val& v_cache,
+                          const Val& tokens, const std::map<std::string, Val>& p,
+                          const std::map<std::string, Val>& stacks, const ServingLayer& layer);
   // An argument of @main: its sharding, and whether its buffer is donated
   // (argument i's holds result i, as jax.jit's donate_argnums).
   Val Arg(const std::string& name, const Dims& shape, const std::string& element,

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "planner/step_timing.h"
+#include "runtime/sharding_flags.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/model/train_step.h"
 #include "tpusim/planner/prices.h"
@@ -21,6 +23,18 @@ namespace {
 // spans them, so that only its gradient reduction crosses DCN.
 StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& slice) {
   const model::ModelSpec& m = r.model;
+  // --mesh: its axes' sizes (those it leaves out are 1).
+  std::map<std::string, int64_t> only;
+  if (!r.mesh.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(auto axes, runtime::ParseMeshFlag(r.mesh));
+    for (const auto& [name, size] : axes) {
+      if (name != "data" && name != "fsdp" && name != "tensor") {
+        return InvalidArgument("--mesh axis '" + name + "': expected data, fsdp or tensor");
+      }
+      only[name] = size;
+    }
+  }
+  auto size = [&](const char* axis) { return only.count(axis) ? only[axis] : 1; };
   const int64_t devices = slice.num_devices();
   std::vector<Candidate> out;
   for (int64_t t = 1; t <= std::min(devices, r.max_tensor); ++t) {
@@ -35,7 +49,10 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
       c.data = data;
       c.fsdp = rest / data;
       c.tensor = t;
-      if (r.mesh.empty() || r.mesh == c.Mesh()) out.push_back(c);
+      if (only.empty() ||
+          (c.data == size("data") && c.fsdp == size("fsdp") && c.tensor == size("tensor"))) {
+        out.push_back(c);
+      }
     }
   }
   if (!r.mesh.empty() && out.empty()) {

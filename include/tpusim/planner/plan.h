@@ -26,8 +26,8 @@ struct PlanRequest {
   int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
   // Rank candidates by step time, or by dollars per token (on-demand).
   enum class Objective { kTime, kCost } objective = Objective::kTime;
-  // One mesh to try in place of the search ("data=2,fsdp=256,tensor=12");
-  // empty: every mesh.
+  // One mesh to try in place of the search ("data=2,fsdp=256,tensor=12";
+  // axes left out are 1); empty: every mesh.
   std::string mesh;
 };
 
