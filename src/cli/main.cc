@@ -168,12 +168,15 @@ int Main(int argc, char** argv) {
   std::string plan_model, plan_slices, plan_json;
   tpusim::planner::PlanRequest plan;
   CLI::App* plan_cmd = app.add_subcommand(
-      "plan", "the mesh that trains a model fastest on a slice: step time, MFU, HBM per chip");
+      "plan",
+      "the mesh that trains a model fastest on a slice: step time, MFU, HBM per chip, cost; "
+      "with --serve, how it serves: tokens/s, latency percentiles, KV cache");
   plan_cmd->add_option("--model", plan_model, "a model of the library (tpusim model --list)")
       ->required();
   plan_cmd
       ->add_option("--slice,--slices", plan_slices,
-                   "accelerator types (v5p-128) or generation:torus (v4:4x4x12), comma-separated")
+                   "accelerator types (v5p-128) or generation:torus (v4:4x4x12), either with Nx "
+                   "for N slices over DCN (2xv5e-256), comma-separated")
       ->required();
   plan_cmd->add_option("--global-batch", plan.global_batch, "sequences per step (training)");
   bool serve = false;
@@ -193,13 +196,10 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--dtype", plan.dtype, "activations: bf16 or f32")->capture_default_str();
   plan_cmd->add_option("--max-tensor", plan.max_tensor, "the largest tensor axis to try")
       ->capture_default_str();
-  plan_cmd
-      ->add_option("--objective", plan.objective, "rank by step time or by on-demand $ per token")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, tpusim::planner::PlanRequest::Objective>{
-              {"time", tpusim::planner::PlanRequest::Objective::kTime},
-              {"cost", tpusim::planner::PlanRequest::Objective::kCost}},
-          CLI::ignore_case));
+  std::string objective = "time";
+  plan_cmd->add_option("--objective", objective, "rank by step time or by on-demand $ per token")
+      ->check(CLI::IsMember({"time", "cost"}))
+      ->capture_default_str();
   plan_cmd->add_option("--mesh", plan.mesh,
                        "one mesh to time in place of the search: data=D,fsdp=F,tensor=T");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
@@ -253,6 +253,7 @@ int Main(int argc, char** argv) {
     if (!spec.ok()) return Fail(spec.status());
     if (serve) {
       serving.model = *spec;
+      if (plan_slices.find(',') != std::string::npos) return Fail("--serve takes one --slice", 2);
       serving.slice = plan_slices;
       serving.mesh = plan.mesh;
       serving.dtype = plan.dtype;
@@ -267,6 +268,7 @@ int Main(int argc, char** argv) {
       return 0;
     }
     if (plan.global_batch <= 0) return Fail("plan needs --global-batch (or --serve)", 2);
+    if (objective == "cost") plan.objective = tpusim::planner::PlanRequest::Objective::kCost;
     plan.model = *spec;
     for (size_t at = 0; at <= plan_slices.size();) {
       size_t comma = std::min(plan_slices.find(',', at), plan_slices.size());
