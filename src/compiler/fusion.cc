@@ -11,8 +11,10 @@
 //  - kInput: the same producers fuse into a reduce or reduce_window root;
 //  - kOutput: a dot_general or convolution fuses into its elementwise
 //    consumers (bias, activation, scale epilogues) and relayout copies;
-//    producers of the dot's own operands stay outside, and a kernel holds
-//    one dot.
+//    producers of the dot's own operands stay outside, but for views it
+//    reads in place (a dynamic_slice, a reshape: a layer's weights sliced
+//    from a loop's stack), and a kernel holds one dot. A dot no epilogue
+//    took roots a kernel of its own when it has such views;
 // A producer fuses only if all its users are in the kernel, so its value
 // never leaves it. The exception is what XLA duplicates into each kernel that
 // uses it (constants, iota, broadcasts of a scalar): it stays outside as
@@ -121,6 +123,8 @@ class BlockFuser {
     std::optional<Kind> kind;
     if (IsFusibleReduction(*op)) kind = Kind::kInput;
     else if (IsLoopFusible(*op) && !IsDuplicable(*op)) kind = Kind::kLoop;
+    else if (IsMatmul(*op))
+      kind = Kind::kOutput;  // a dot no epilogue took: its views
     if (!kind) return;
     const int k = static_cast<int>(kernels_.size());
     kernels_.push_back(Kernel{op, *kind, {}});
@@ -131,15 +135,20 @@ class BlockFuser {
 
   // Pulls producers into kernel k, from its root back, while they qualify.
   void Grow(int k) {
+    // Members on a dot's operand side, where only views may join.
+    std::unordered_set<const ir::Operation*> operand_side;
     std::vector<ir::Operation*> pending = {kernels_[k].root};
     while (!pending.empty()) {
       ir::Operation* member = pending.back();
       pending.pop_back();
-      if (IsMatmul(*member)) continue;  // the dot's operands stay outside
+      const bool views_only = IsMatmul(*member) || operand_side.count(member) > 0;
       for (ir::Value v : member->operands()) {
         ir::Operation* producer = Producer(v);
-        if (producer == nullptr || InKernel(producer, k) || !CanFuse(*producer, k)) continue;
+        if (producer == nullptr || InKernel(producer, k)) continue;
+        if (views_only && !IsOperandView(*producer)) continue;
+        if (!CanFuse(*producer, k)) continue;
         if (IsMatmul(*producer)) kernels_[k].kind = Kind::kOutput;
+        if (views_only) operand_side.insert(producer);
         Add(producer, k);
         pending.push_back(producer);
       }
@@ -155,7 +164,8 @@ class BlockFuser {
     if (matmul ? kernels_[k].kind != Kind::kLoop : !IsLoopFusible(producer)) return false;
     for (const ir::Operation* user : UsersOf(&producer)) {
       // A duplicated user may stay outside too, and would need this value.
-      if (!InKernel(user, k) || IsDuplicable(*user) || IsMatmul(*user)) return false;
+      if (!InKernel(user, k) || IsDuplicable(*user)) return false;
+      if (IsMatmul(*user) && !IsOperandView(producer)) return false;
       if (matmul && !IsEpilogue(*user)) return false;
     }
     return true;

@@ -82,8 +82,13 @@ bool IsLoopFusible(const ir::Operation& op) {
   if (op.num_results() != 1 || !op.result(0).type().is_tensor()) return false;
   const std::string& n = op.name_str();
   return n == "stablehlo.broadcast_in_dim" || n == "stablehlo.reshape" ||
-         n == "stablehlo.transpose" || n == "tpusim.copy" || IsDuplicable(op) ||
-         IsElementwise(op);
+         n == "stablehlo.transpose" || n == "tpusim.copy" || n == "stablehlo.dynamic_slice" ||
+         IsDuplicable(op) || IsElementwise(op);
+}
+
+bool IsOperandView(const ir::Operation& op) {
+  const std::string& n = op.name_str();
+  return n == "stablehlo.dynamic_slice" || n == "stablehlo.reshape";
 }
 
 bool IsFusibleReduction(const ir::Operation& op) {

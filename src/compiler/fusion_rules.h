@@ -19,9 +19,15 @@ bool IsElementwise(const ir::Operation& op);
 bool IsDuplicable(const ir::Operation& op);
 
 // May join a kLoop kernel (and feed a reduction or an epilogue): elementwise
-// ops, duplicable ops, and the relayouts a kernel does as it streams
-// (broadcast_in_dim, reshape, transpose, tpusim.copy).
+// ops, duplicable ops, the relayouts a kernel does as it streams
+// (broadcast_in_dim, reshape, transpose, tpusim.copy), and dynamic_slice,
+// which it reads in place.
 bool IsLoopFusible(const ir::Operation& op);
+
+// Reads its operand where it lies: a dynamic_slice, or a reshape of the
+// same bytes. A matmul's kernel takes these into its operands (a layer's
+// weights sliced from the loop's stack), as XLA fuses them.
+bool IsOperandView(const ir::Operation& op);
 
 // A reduce or reduce_window whose body uses only its own arguments: the root
 // of a kInput kernel.

@@ -190,6 +190,44 @@ func.func public @main(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<3
             "func.return\n");
 }
 
+// A layer's weights sliced from a loop's stack are read in place by the
+// dot that uses them, with an epilogue or alone; the kernel then reads only
+// the slice of the stack.
+TEST(FusionPass, ADotReadsItsSlicedWeightsInPlace) {
+  const std::string text = R"(
+func.func public @main(%x: tensor<8x16xf32>, %stack: tensor<4x16x32xf32>, %i: tensor<i32>) -> (tensor<8x32xf32>, tensor<8x32xf32>) {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %s = stablehlo.dynamic_slice %stack, %i, %z, %z, sizes = [1, 16, 32] : (tensor<4x16x32xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x16x32xf32>
+  %w = stablehlo.reshape %s : (tensor<1x16x32xf32>) -> tensor<16x32xf32>
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x32xf32>
+  %s2 = stablehlo.dynamic_slice %stack, %z, %z, %z, sizes = [1, 16, 32] : (tensor<4x16x32xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x16x32xf32>
+  %w2 = stablehlo.reshape %s2 : (tensor<1x16x32xf32>) -> tensor<16x32xf32>
+  %2 = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>
+})";
+  std::unique_ptr<ir::Module> m = ParseVerified(text);
+  ASSERT_NE(m, nullptr);
+  Fuse(*m);
+  std::ostringstream os;
+  Outline(m->Lookup("main")->entry(), 0, os);
+  EXPECT_EQ(os.str(),
+            "constant\n"
+            "fusion.0 kOutput(dynamic_slice, reshape, dot_general, tanh)\n"
+            "fusion.1 kOutput(dynamic_slice, reshape, dot_general)\n"
+            "func.return\n");
+  for (const auto& op : m->Lookup("main")->entry().ops()) {
+    if (op->name_str() != "tpusim.fusion") continue;
+    const ops::Work w = ops::OpRegistry::Lookup(op->name())->work(*op);
+    int64_t read = 0;
+    for (const ir::Type& t : w.reads) read += ops::LogicalBytes(t);
+    // x, one 16 x 32 slice (not the 4-deep stack) and the index scalars
+    // (%i and %z for the first, %z for the second).
+    const int64_t scalars = op->attr("name").str() == "fusion.0" ? 2 : 1;
+    EXPECT_EQ(read, (8 * 16 + 16 * 32) * 4 + scalars * 4) << op->attr("name").str();
+  }
+}
+
 TEST(FusionPass, ADotEpilogueMayRelayoutItsResult) {
   EXPECT_EQ(FusedOutline(R"(
 func.func public @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %y: tensor<8x32xf32, #tpusim.layout<{0,1}>>) -> tensor<8x32xf32, #tpusim.layout<{0,1}>> {

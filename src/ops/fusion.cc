@@ -130,9 +130,31 @@ int64_t TileBytes(const ir::Type& t, int64_t tiles) {
   return (CeilDiv(t.num_elements(), tiles) * ir::BitWidth(t.element()) + 7) / 8;
 }
 
+// What the kernel reads of operand i: all of it, or, where only
+// dynamic_slices read it, their boxes.
+std::vector<ir::Type> OperandReads(const ir::Operation& fusion, int i) {
+  const ir::Block& body = fusion.region(0).front();
+  if (i >= body.num_arguments()) return {fusion.operand(i).type()};
+  std::vector<ir::Type> boxes;
+  for (const auto& inner : body.ops()) {
+    for (int j = 0; j < inner->num_operands(); ++j) {
+      if (inner->operand(j) != body.argument(i)) continue;
+      if (inner->name_str() != "stablehlo.dynamic_slice" || j != 0) {
+        return {fusion.operand(i).type()};
+      }
+      boxes.push_back(inner->result(0).type());
+    }
+  }
+  return boxes;
+}
+
 Work FusionWork(const ir::Operation& op) {
-  Work w = ReadsAndWrites(op);
-  if (op.num_regions() != 1 || op.region(0).empty()) return w;
+  if (op.num_regions() != 1 || op.region(0).empty()) return ReadsAndWrites(op);
+  Work w;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    for (ir::Type t : OperandReads(op, i)) w.reads.push_back(t);
+  }
+  for (int i = 0; i < op.num_results(); ++i) w.writes.push_back(op.result(i).type());
   const int64_t tiles = NumTiles(op);
   for (const auto& inner : op.region(0).front().ops()) {
     const OpDef* def = OpRegistry::Lookup(inner->name());
