@@ -47,11 +47,15 @@ tied_embeddings = false
 position_embeddings = 0
 max_seq = 8
 TOML
-# The step of model file $1.toml, emitted with shardings over 8 devices,
-# runs partitioned on v5e-8 to the values of the whole step, in $1/.
+# check_partitioned NAME [DIR FLAGS...]: the step of model file NAME.toml,
+# emitted with shardings over 8 devices (and FLAGS, default --batch 4), runs
+# partitioned on v5e-8 to the values of the whole step, in DIR/ (NAME/).
 check_partitioned() {
-  mkdir -p "$1" && cp "$1.toml" "$1/" && pushd "$1" >/dev/null
-  "$tpusim" model --file "$1.toml" --emit step.mlir --batch 4 --dtype f32 \
+  local name=$1 dir=${2:-$1}
+  local flags=("${@:3}")
+  [[ ${#flags[@]} -gt 0 ]] || flags=(--batch 4)
+  mkdir -p "$dir" && cp "$name.toml" "$dir/" && pushd "$dir" >/dev/null
+  "$tpusim" model --file "$name.toml" --emit step.mlir "${flags[@]}" --dtype f32 \
     --mesh data=2,fsdp=2,tensor=2 >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
   grep -q 'sdy.mesh @mesh = <\["data"=2, "fsdp"=2, "tensor"=2\]>' step.mlir || fail "emit: no mesh"
   # Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
@@ -97,6 +101,8 @@ PY
   popd >/dev/null
 }
 check_partitioned tiny
+# Kept matmul outputs and two microbatches of 4, partitioned alike.
+check_partitioned tiny tiny-micro --batch 8 --microbatches 2 --remat selective
 # PaLM's block: LayerNorm, attention and MLP side by side, one kv head that
 # the tensor axis cannot split (every device keeps it), tied embeddings.
 cat >palmish.toml <<'TOML'
@@ -125,16 +131,22 @@ check_partitioned palmish
 grep -q 'MFU over the slice' llama.txt || fail "llama3-8b: no MFU"
 grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail "llama3-8b: layers not counted"
 
-# tpusim plan: every mesh of two slices timed, fastest first, as a table and JSON.
+# tpusim plan: every mesh of two slices under every remat policy timed,
+# fastest first, as a table and JSON.
 "$tpusim" plan --model llama3-8b --slices v5e-16,v5p-16 --global-batch 32 --seq 2048 \
   --json plan.json >plan.txt 2>progress.txt || fail "plan: $(tail -n 1 plan.txt)"
-grep -q '^best: v5p-16 with --mesh data=1,fsdp=8,tensor=1$' plan.txt || fail "plan: $(tail -n 3 plan.txt)"
-grep -q 'planning: 24/24 ' progress.txt || fail "plan: no progress line: $(tail -n 1 progress.txt)"
+grep -q '^best: v5p-16 with --mesh data=1,fsdp=8,tensor=1 --remat [a-z]* --microbatches 1$' plan.txt ||
+  fail "plan: $(tail -n 3 plan.txt)"
+grep -q 'planning: 72/72 ' progress.txt || fail "plan: no progress line: $(tail -n 1 progress.txt)"
 $py - <<'PY' || fail "plan.json"
 import json
 plan = json.load(open("plan.json"))
 fits = [c for c in plan["candidates"] if c["fits"]]
-assert len(plan["candidates"]) == 24 and fits, len(plan["candidates"])
+meshes = {(c["slice"], c["data"], c["fsdp"], c["tensor"]) for c in plan["candidates"]}
+assert len(meshes) == 24 and fits, len(meshes)
+# Each mesh's full remat fits with the fewest microbatches: 1 here.
+assert all(c["microbatches"] == 1 for c in fits if c["remat"] == "full")
+assert {c["remat"] for c in fits} == {"full", "selective", "none"}
 times = [c["step_seconds"] for c in fits]
 assert times == sorted(times), times
 for c in fits:
@@ -147,7 +159,7 @@ PY
 # unless split: the replicated meshes are rejected with their memory.
 "$tpusim" plan --model llama3-8b --slice v5e-16 --global-batch 16 --seq 4096 >oom.txt 2>/dev/null ||
   fail "plan oom: $(tail -n 1 oom.txt)"
-grep -q 'rejected v5litepod-16 data=16,fsdp=1,tensor=1: @main needs .* of HBM but v5e has' oom.txt ||
+grep -q 'rejected v5litepod-16 --mesh data=16,fsdp=1,tensor=1 --remat full --microbatches 1: @main needs .* of HBM but v5e has' oom.txt ||
   fail "plan oom: $(grep rejected oom.txt | head -n 1)"
 
 # bad NAME STATUS MESSAGE ARGS...: exit STATUS, one line naming the problem.
@@ -184,6 +196,10 @@ bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
 bad "batch" 2 "a batch of 3 does not split over data x fsdp = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
 bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0
 bad "axis" 2 "mesh axis 'model': expected data, fsdp or tensor" llama3-8b --emit x.mlir --mesh model=2
+bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp = 4" llama3-8b --emit x.mlir \
+  --batch 8 --mesh data=4 --microbatches 4
+bad "remat" 2 "remat policy 'some': expected full, selective or none" llama3-8b --emit x.mlir --remat some
+bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
 bad "moe" 3 "the train step of mixtral-8x7b: a mixture of experts is not built yet" mixtral-8x7b --emit x.mlir
 bad_plan() {
   local name=$1 status=$2 message=$3; shift 3
@@ -201,7 +217,7 @@ bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \
   --model llama3-70b --slice v5e-4 --global-batch 4 --seq 1024
 [[ $(grep -cv '^planning: ' err.txt) == 1 ]] || fail "plan fits nowhere: more than one error line"
-grep -q 'rejected v5litepod-4 data=1,fsdp=4,tensor=1: @main needs' out.txt ||
+grep -q 'rejected v5litepod-4 --mesh data=1,fsdp=4,tensor=1 --remat full --microbatches 1: @main needs' out.txt ||
   fail "plan fits nowhere: no breakdown in the table"
 bad_plan "serve sizes" 2 "--batch, --prompt and --gen must be > 0" \
   --model llama3-8b --serve --slice v6e-8 --prompt 16 --gen 4

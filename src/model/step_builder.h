@@ -4,6 +4,7 @@
 #ifndef TPUSIM_SRC_MODEL_STEP_BUILDER_H_
 #define TPUSIM_SRC_MODEL_STEP_BUILDER_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -37,12 +38,29 @@ struct LayerActs {
   Val k_new, v_new;  // the layer's keys and values, [b, s, kv, d]: a KV cache's
 };
 
+// A LayerActs field that the forward loop keeps for the backward pass: its
+// shape and type in one layer, and its mesh axes as the layer computes it
+// and as the stack stores it.
+struct SavedAct {
+  Val LayerActs::*field;
+  Dims shape;
+  std::string element;
+  std::vector<std::vector<std::string>> axes, stored_axes;
+};
+
+// A batch's gradients, by parameter name, in the parameters' type, and
+// its share of the mean loss.
+struct BatchGrads {
+  std::map<std::string, Val> grads;
+  Val loss;
+};
+
 class StepBuilder {
  public:
   StepBuilder(const ModelSpec& m, const TrainStepOptions& o)
       : m_(m),
         o_(o),
-        b_(o.batch),
+        b_(o.batch / std::max<int64_t>(o.microbatches, 1)),
         s_(o.seq > 0 ? o.seq : m.max_seq),
         d_(m.d_model),
         h_(m.heads),
@@ -122,6 +140,22 @@ class StepBuilder {
   Val Activation(const Val& x);      // silu or gelu
   Val ActivationGrad(const Val& x);  // its derivative
   LayerActs Forward(const Weights& w, const Val& x);
+  // [b, s, kv, d] keys or values as attention reads them (repeated per
+  // query head where it must).
+  Val KvHeads(const Val& kv);
+  // Causal softmax(q k^T / sqrt(d)): [b, heads, s, t].
+  Val Probs(const Val& q, const Val& k);
+  // What the forward loop keeps, by options.remat (remat.cc).
+  std::vector<SavedAct> SavedActs() const;
+  // A layer's activations from what was kept of them, the rest recomputed.
+  LayerActs Restore(const Weights& w, const LayerActs& saved);
+  // Forward and backward over `tokens` [b, s] (the whole batch or one
+  // microbatch) with parameters `p`.
+  BatchGrads Gradients(const std::vector<Param>& params, const std::map<std::string, Val>& p,
+                       const Val& tokens, const Val& targets);
+  // The batch's microbatches in a loop, their gradients summed.
+  BatchGrads Accumulate(const std::vector<Param>& params, const std::vector<Val>& ps,
+                        const Val& tokens, const Val& targets);
   // The rest of the layer once attention's output a.o is known.
   LayerActs FinishLayer(const Weights& w, LayerActs& a);
   void AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2, Val& dk2,
@@ -138,10 +172,15 @@ class StepBuilder {
   Val Loss(const Val& logits, const Val& targets, Val& dlogits);
   void AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
              std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v);
-  // A while loop over the layers carrying `init` (the counter first);
-  // `body` maps the carried values to their next ones. Returns the results.
-  std::vector<Val> Loop(const std::vector<Val>& init,
-                        const std::function<std::vector<Val>(const std::vector<Val>&)>& body);
+  // A while loop of `trips` iterations carrying `init` (the counter
+  // first); `body` maps the carried values to their next ones. Returns the
+  // results. Without `trips`, one iteration per layer.
+  using LoopBody = std::function<std::vector<Val>(const std::vector<Val>&)>;
+  std::vector<Val> Loop(int64_t trips, const std::vector<Val>& init, const LoopBody& body);
+  std::vector<Val> Loop(const std::vector<Val>& init, const LoopBody& body) {
+    return Loop(m_.layers, init, body);
+  }
+  std::string LossType() const { return o_.dtype == "f64" ? "f64" : "f32"; }
 
   // Serving: the weights as @main's arguments (per-layer stacks also in
   // `stacks`), the KV cache's sharding, and the last position's logits.

@@ -54,7 +54,7 @@ std::vector<Tensor> Inputs(const ir::Function& f, std::mt19937& rng) {
     } else if (i < params) {
       for (int64_t e = 0; e < n; ++e) t.mutable_data<double>()[e] = normal(rng);
     } else if (i == 3 * params) {
-      t.mutable_data<double>()[0] = 1;  // step
+      t.mutable_data<float>()[0] = 1;  // step, f32
     }
     in.push_back(std::move(t));
   }
@@ -70,13 +70,7 @@ double Loss(exec::Interpreter& run, const std::vector<Tensor>& in) {
 // Each parameter's gradient, read from the first moment AdamW returns
 // ((1 - beta1) g from zero), agrees with the loss's central difference
 // along a random direction.
-void CheckGradients(const ModelSpec& spec, bool flash = true,
-                    std::vector<std::pair<std::string, int64_t>> mesh = {}) {
-  TrainStepOptions o{.batch = 2,
-                     .dtype = "f64",
-                     .param_dtype = "f64",
-                     .mesh = std::move(mesh),
-                     .flash_attention = flash};
+void CheckGradients(const ModelSpec& spec, const TrainStepOptions& o) {
   auto text = EmitTrainStep(spec, o);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   auto module = Parse(*text);
@@ -108,6 +102,114 @@ void CheckGradients(const ModelSpec& spec, bool flash = true,
     EXPECT_NEAR(predicted, measured, 1e-6 * std::max(1.0, std::abs(measured)))
         << "parameter " << p << " (" << f.entry().argument(static_cast<int>(p)).name() << ")";
   }
+}
+
+TrainStepOptions F64(bool flash = true, std::vector<std::pair<std::string, int64_t>> mesh = {}) {
+  return {.batch = 2,
+          .dtype = "f64",
+          .param_dtype = "f64",
+          .mesh = std::move(mesh),
+          .flash_attention = flash};
+}
+
+void CheckGradients(const ModelSpec& spec, bool flash = true,
+                    std::vector<std::pair<std::string, int64_t>> mesh = {}) {
+  CheckGradients(spec, F64(flash, std::move(mesh)));
+}
+
+// The step's results (parameters, moments, loss) for the same random inputs.
+std::vector<Tensor> RunStep(const ModelSpec& spec, const TrainStepOptions& o) {
+  auto text = EmitTrainStep(spec, o);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  if (!text.ok()) return {};
+  auto module = Parse(*text);
+  if (!module) return {};
+  std::mt19937 rng(3);
+  exec::Interpreter run(*module, {});
+  auto out = run.Run("main", Inputs(*module->Lookup("main"), rng));
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? std::move(*out) : std::vector<Tensor>{};
+}
+
+void ExpectSameResults(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].num_elements(), b[r].num_elements());
+    for (int64_t e = 0; e < a[r].num_elements(); ++e) {
+      const double x = a[r].data<double>()[e], y = b[r].data<double>()[e];
+      ASSERT_NEAR(x, y, 1e-11 * std::max(1.0, std::abs(x))) << "result " << r << " [" << e << "]";
+    }
+  }
+}
+
+// Each policy keeps different activations and recomputes the rest: the
+// gradients stay exact, with flash attention and spelled out, in sequence
+// and in PaLM's parallel block.
+TEST(TrainStep, GradientsMatchFiniteDifferencesUnderEveryRemat) {
+  ModelSpec parallel = Tiny(Mlp::kGelu, true);
+  parallel.parallel_layers = true;
+  parallel.norm = Norm::kLayerNorm;
+  for (auto remat : {TrainStepOptions::Remat::kSelective, TrainStepOptions::Remat::kNone}) {
+    for (bool flash : {true, false}) {
+      SCOPED_TRACE(std::string(RematName(remat)) + (flash ? " flash" : " spelled out"));
+      TrainStepOptions o = F64(flash);
+      o.remat = remat;
+      CheckGradients(Tiny(), o);
+      CheckGradients(parallel, o);
+    }
+  }
+}
+
+TEST(TrainStep, RematPoliciesKeepWhatTheyNameAndAgree) {
+  TrainStepOptions o = F64();
+  const std::vector<Tensor> full = RunStep(Tiny(), o);
+  // Each kept activation is a stack the forward loop carries: full keeps
+  // the input; selective adds q, k, v, attention's output and its
+  // log-sum-exps, the mid-layer residual and the MLP's two projections;
+  // none adds both norms' outputs and the activation.
+  const int carried[] = {3 + 9, 3 + 9 + 8, 3 + 9 + 8 + 3};
+  int i = 0;
+  for (auto remat : {TrainStepOptions::Remat::kFull, TrainStepOptions::Remat::kSelective,
+                     TrainStepOptions::Remat::kNone}) {
+    o.remat = remat;
+    ExpectSameResults(RunStep(Tiny(), o), full);
+    auto text = EmitTrainStep(Tiny(), o);
+    ASSERT_TRUE(text.ok());
+    const size_t loop = text->find(" = stablehlo.while(");
+    ASSERT_NE(loop, std::string::npos);
+    const size_t colon = text->rfind(':', loop);
+    EXPECT_EQ(std::stoi(text->substr(colon + 1, loop - colon - 1)), carried[i++])
+        << RematName(remat);
+  }
+}
+
+// Two microbatches of 2 give the batch of 4's step: the loss is the mean
+// over every token, the gradients their sum.
+TEST(TrainStep, MicrobatchesAccumulateTheBatchsGradients) {
+  for (auto remat : {TrainStepOptions::Remat::kFull, TrainStepOptions::Remat::kNone}) {
+    TrainStepOptions o = F64();
+    o.batch = 4;
+    o.remat = remat;
+    const std::vector<Tensor> whole = RunStep(Tiny(), o);
+    o.microbatches = 2;
+    const std::vector<Tensor> accumulated = RunStep(Tiny(), o);
+    ExpectSameResults(accumulated, whole);
+    o.microbatches = 4;
+    ExpectSameResults(RunStep(Tiny(), o), whole);
+  }
+}
+
+TEST(TrainStep, RejectsMicrobatchesTheBatchOrMeshCannotTake) {
+  TrainStepOptions o{.batch = 6, .mesh = {{"data", 2}}, .microbatches = 4};
+  EXPECT_EQ(EmitTrainStep(Tiny(), o).status().code(), StatusCode::kInvalidArgument);
+  o.microbatches = 2;  // microbatches of 3 over data = 2
+  auto bad = EmitTrainStep(Tiny(), o);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("microbatch of 3"), std::string::npos)
+      << bad.status().ToString();
+  o.microbatches = 3;
+  EXPECT_TRUE(EmitTrainStep(Tiny(), o).ok());
+  EXPECT_FALSE(ParseRemat("some").ok());
 }
 
 TEST(TrainStep, GradientsMatchFiniteDifferencesSwiGlu) { CheckGradients(Tiny()); }
