@@ -44,9 +44,9 @@ struct TrainStepOptions {
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
 // Layers are rematerialized whole in the backward pass (MaxText's
 // remat_policy=full): only each layer's input is kept. kUnimplemented for
-// what it does not build yet (mixture of experts, biases, learned
-// positions); kInvalidArgument for options that cannot be (a
-// batch the mesh's batch axes do not divide).
+// what it does not build yet (mixture of experts); kInvalidArgument for
+// options that cannot be (a batch the mesh's batch axes do not divide, a seq
+// longer than the model's learned position table).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model
