@@ -123,6 +123,28 @@ parallel_layers = true
 max_seq = 8
 TOML
 check_partitioned palmish
+# GPT-3's block: LayerNorm with shift, a bias on every projection (split as
+# its weight's output), a GELU MLP, a learned position table longer than the
+# sequence, tied embeddings.
+cat >gpt3ish.toml <<'TOML'
+name = "gpt3ish"
+description = "GPT-3's block, for tests"
+[architecture]
+layers = 2
+d_model = 16
+heads = 4
+kv_heads = 4
+head_dim = 4
+d_ff = 24
+vocab = 11
+mlp = "gelu"
+norm = "layernorm"
+bias = true
+tied_embeddings = true
+position_embeddings = 12
+max_seq = 8
+TOML
+check_partitioned gpt3ish
 
 # A real model's step, timed on a slice: partitioned, fitted into HBM.
 "$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
@@ -130,6 +152,13 @@ check_partitioned palmish
 "$tpusim" run llama.mlir --slice v5p-16 --timing-only >llama.txt 2>&1 || fail "llama3-8b: $(tail -n 1 llama.txt)"
 grep -q 'MFU over the slice' llama.txt || fail "llama3-8b: no MFU"
 grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail "llama3-8b: layers not counted"
+# GPT-3 175B (biases, learned positions): its parameters and AdamW's moments
+# (2.1 TB in f32) fit v5p-128's 64 chips, not v5p-32's 16.
+"$tpusim" model gpt3-175b --emit gpt3.mlir --batch 32 --seq 2048 --mesh fsdp=32,tensor=2 >/dev/null 2>&1 ||
+  fail "emit gpt3-175b"
+"$tpusim" run gpt3.mlir --slice v5p-128 --timing-only >gpt3.txt 2>&1 || fail "gpt3-175b: $(tail -n 1 gpt3.txt)"
+grep -q 'MFU over the slice' gpt3.txt || fail "gpt3-175b: no MFU"
+grep -q 'while at gpt3.mlir:[0-9:]*: 96 iterations inferred' gpt3.txt || fail "gpt3-175b: layers not counted"
 
 # tpusim plan: every mesh of two slices under every remat policy timed,
 # fastest first, as a table and JSON.
@@ -201,6 +230,8 @@ bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp = 4" lla
 bad "remat" 2 "remat policy 'some': expected full, selective or none" llama3-8b --emit x.mlir --remat some
 bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
 bad "moe" 3 "the train step of mixtral-8x7b: a mixture of experts is not built yet" mixtral-8x7b --emit x.mlir
+bad "positions" 2 "the train step of gpt3-175b: seq 16385 exceeds the 16384 positions of its position table" \
+  gpt3-175b --emit x.mlir --seq 16385
 bad_plan() {
   local name=$1 status=$2 message=$3; shift 3
   "$tpusim" plan "$@" >out.txt 2>err.txt

@@ -70,7 +70,7 @@ LayerActs StepBuilder::Restore(const Weights& w, const LayerActs& saved) {
   if (o_.remat == TrainStepOptions::Remat::kFull) return Forward(w, saved.x);
   LayerActs a = saved;
   a.x = w_.Constraint(saved.x, BatchSharding(3));
-  if (a.h1.name.empty()) a.h1 = Norm(a.x, w.norm1);
+  if (a.h1.name.empty()) a.h1 = Norm(a.x, w.norm1, w.norm1_b);
   a.k = KvHeads(a.k_new);
   a.v = KvHeads(a.v_new);
   if (o_.flash_attention) {
@@ -82,7 +82,7 @@ LayerActs StepBuilder::Restore(const Weights& w, const LayerActs& saved) {
     a.x2 = a.x;
     a.h2 = a.h1;
   } else if (a.h2.name.empty()) {
-    a.h2 = Norm(a.x2, w.norm2);
+    a.h2 = Norm(a.x2, w.norm2, w.norm2_b);
   }
   if (a.act.name.empty()) a.act = Gated() ? Mul(Activation(a.gate), a.up) : Activation(a.up);
   return a;

@@ -26,9 +26,11 @@ struct Param {
   bool per_layer = true;  // stacked by layer: the loops carry it
 };
 
-// One layer's weights, in the compute type.
+// One layer's weights, in the compute type; biases (`_b`) absent (no name)
+// where the model has none.
 struct Weights {
   Val norm1, wq, wk, wv, wo, norm2, gate, up, down;
+  Val norm1_b, wq_b, wk_b, wv_b, wo_b, norm2_b, gate_b, up_b, down_b;
 };
 
 // What a layer's forward pass computes, kept for its backward pass.
@@ -110,8 +112,10 @@ class StepBuilder {
   Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
   Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
   Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
-  // x W over x's last dimension and W's first.
-  Val Proj(const Val& x, const Val& w) { return w_.Dot(x, w, {}, {}, {2}, {0}); }
+  // x W (+ b) over x's last dimension and W's first.
+  Val Proj(const Val& x, const Val& w, const Val& b = {}) {
+    return Biased(w_.Dot(x, w, {}, {}, {2}, {0}), b);
+  }
   // dy W^T.
   Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
   // x^T dy over the batch and sequence: a weight's gradient, accumulated
@@ -122,9 +126,9 @@ class StepBuilder {
   }
 
   Val Rsqrt(const Val& x);
-  // The model's norm (RMSNorm, or LayerNorm without bias) over the last
-  // dimension, scaled by g.
-  Val Norm(const Val& x, const Val& g);
+  // The model's norm (RMSNorm or LayerNorm) over the last dimension, scaled
+  // by g (and shifted by b).
+  Val Norm(const Val& x, const Val& g, const Val& b = {});
   // dx of Norm(x, g) for dy; its scale's gradient in `dg`.
   Val NormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
   Val RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
@@ -191,10 +195,11 @@ class StepBuilder {
   // cache stacks) -> (output, the stacks updated).
   using ServingLayer = std::function<std::vector<Val>(const Weights&, const Val&, const Val&,
                                                       const Val&, const Val&)>;
-  // @main's body: the tokens' embeddings through the layers, carrying the
-  // caches, then the last position's logits; returns the module.
+  // @main's body: the embeddings of the tokens (at positions `first` on)
+  // through the layers, carrying the caches, then the last position's
+  // logits; returns the module.
   std::string ServingStep(const std::string& name, const Val& k_cache, const Val& v_cache,
-                          const Val& tokens, const std::map<std::string, Val>& p,
+                          const Val& tokens, int64_t first, const std::map<std::string, Val>& p,
                           const std::map<std::string, Val>& stacks, const ServingLayer& layer);
   // An argument of @main: its sharding, and whether its buffer is donated
   // (argument i's holds result i, as jax.jit's donate_argnums).
@@ -202,6 +207,27 @@ class StepBuilder {
           const std::string& sharding, bool donate);
   // The module around @main's body, with the mesh and the results' types.
   std::string Module(const std::string& name, const std::string& result_types) const;
+
+  // GPT-3's parts (gpt3_parts.cc): biases and learned positions.
+  // The biases' and the position table's parameters, appended to `p`.
+  void AddBiasAndPositionParams(std::vector<Param>& p) const;
+  // LayerNorm's shift, on LayerNorm models with biases (RMSNorm has none).
+  bool NormBias() const { return m_.bias && m_.norm == Norm::kLayerNorm; }
+  // x + b along x's last dimension; x where b is absent.
+  Val Biased(const Val& x, const Val& b) { return b.name.empty() ? x : Trail("add", x, b); }
+  // grads[name] = dy summed over batch and sequence, in the parameters'
+  // type: the gradient of the bias that was added to what dy is of.
+  void BiasGrad(const std::string& name, const Val& dy, std::map<std::string, Val>& grads);
+  // Parameter `name` of `p` in the compute type; absent if the model has none.
+  Val Optional(const std::map<std::string, Val>& p, const std::string& name);
+  // The rows of `table` (the token embeddings in the compute type) for
+  // `tokens` [b, t], plus the learned embeddings of positions first ..
+  // first + t - 1 where the model has them: [b, t, d].
+  Val Embed(const std::map<std::string, Val>& p, const Val& table, const Val& tokens,
+            int64_t first);
+  // The position table's gradient from the embeddings' gradient `dx`
+  // [b, s, d] (in the parameters' type): rows 0 .. s - 1, the rest zero.
+  Val PositionGrad(const Val& dx);
 
   std::string signature_;
   int donated_ = 0;

@@ -26,6 +26,7 @@ std::vector<Param> StepBuilder::Params() const {
   p.push_back({"down", {l, f_, d_}, {none, tensor, fsdp}});
   p.push_back({"final_norm", {d_}, {none}, false});
   if (!m_.tied_embeddings) p.push_back({"unembed", {d_, m_.vocab}, {fsdp, tensor}, false});
+  AddBiasAndPositionParams(p);
   return p;
 }
 
@@ -62,9 +63,9 @@ Val StepBuilder::InvRms(const Val& xc) {
   return Rsqrt(Add(ms, Fill(o_.norm_epsilon, ms)));
 }
 
-Val StepBuilder::Norm(const Val& x, const Val& g) {
+Val StepBuilder::Norm(const Val& x, const Val& g, const Val& b) {
   const Val xc = Centered(x);
-  return Trail("multiply", Lead("multiply", xc, InvRms(xc)), g);
+  return Biased(Trail("multiply", Lead("multiply", xc, InvRms(xc)), g), b);
 }
 
 Val StepBuilder::NormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
@@ -117,10 +118,10 @@ Val StepBuilder::ActivationGrad(const Val& x) {
 LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
   LayerActs a;
   a.x = w_.Constraint(x, BatchSharding(3));
-  a.h1 = Norm(a.x, w.norm1);
-  a.q = w_.Reshape(Proj(a.h1, w.wq), {b_, s_, h_, hd_});
-  a.k_new = w_.Reshape(Proj(a.h1, w.wk), {b_, s_, kv_, hd_});
-  a.v_new = w_.Reshape(Proj(a.h1, w.wv), {b_, s_, kv_, hd_});
+  a.h1 = Norm(a.x, w.norm1, w.norm1_b);
+  a.q = w_.Reshape(Proj(a.h1, w.wq, w.wq_b), {b_, s_, h_, hd_});
+  a.k_new = w_.Reshape(Proj(a.h1, w.wk, w.wk_b), {b_, s_, kv_, hd_});
+  a.v_new = w_.Reshape(Proj(a.h1, w.wv, w.wv_b), {b_, s_, kv_, hd_});
   a.k = KvHeads(a.k_new);
   a.v = KvHeads(a.v_new);
   if (o_.flash_attention) {
@@ -155,19 +156,19 @@ Val StepBuilder::Probs(const Val& q, const Val& k) {
 }
 
 LayerActs StepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
-  const Val attn = Proj(a.o, w.wo);
+  const Val attn = Proj(a.o, w.wo, w.wo_b);
   a.x2 = m_.parallel_layers ? a.x : Add(a.x, attn);
-  a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2);
-  a.up = Proj(a.h2, w.up);
+  a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2, w.norm2_b);
+  a.up = Proj(a.h2, w.up, w.up_b);
   if (Gated()) {
-    a.gate = Proj(a.h2, w.gate);
+    a.gate = Proj(a.h2, w.gate, w.gate_b);
     a.act = Mul(Activation(a.gate), a.up);
   } else {
     a.act = Activation(a.up);
   }
   // Side by side, the two branches' sums (partial over a tensor axis) add
   // before they meet the residual: one all-reduce for both, as in PaLM.
-  const Val mlp = Proj(a.act, w.down);
+  const Val mlp = Proj(a.act, w.down, w.down_b);
   a.y = m_.parallel_layers ? Add(a.x, Add(attn, mlp)) : Add(a.x2, mlp);
   return a;
 }
@@ -177,23 +178,29 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
   // MLP.
   const Val dact = ProjBack(dy, w.down);
   grads["down"] = WeightGrad(a.act, dy);
+  BiasGrad("down_bias", dy, grads);
   Val dh2;
   if (Gated()) {
     const Val dgate = Mul(Mul(dact, a.up), ActivationGrad(a.gate));
     const Val dup = Mul(dact, Activation(a.gate));
     grads["gate"] = WeightGrad(a.h2, dgate);
     grads["up"] = WeightGrad(a.h2, dup);
+    BiasGrad("gate_bias", dgate, grads);
+    BiasGrad("up_bias", dup, grads);
     dh2 = Add(ProjBack(dgate, w.gate), ProjBack(dup, w.up));
   } else {
     const Val dup = Mul(dact, ActivationGrad(a.up));
     grads["up"] = WeightGrad(a.h2, dup);
+    BiasGrad("up_bias", dup, grads);
     dh2 = ProjBack(dup, w.up);
   }
   // In a parallel block the MLP reads norm1's output: its gradient joins
   // attention's there, and the residual carries dy to x unchanged.
   const Val dx2 = m_.parallel_layers ? dy : Add(dy, NormBack(a.x2, w.norm2, dh2, grads["norm2"]));
+  if (NormBias() && !m_.parallel_layers) BiasGrad("norm2_bias", dh2, grads);
   // Attention.
   grads["wo"] = WeightGrad(a.o, dx2);
+  BiasGrad("wo_bias", dx2, grads);
   Val dq2, dk2, dv2;
   if (o_.flash_attention) {
     const Val dout4 = w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_});
@@ -209,11 +216,15 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
   grads["wq"] = WeightGrad(a.h1, dq2);
   grads["wk"] = WeightGrad(a.h1, dk2);
   grads["wv"] = WeightGrad(a.h1, dv2);
+  BiasGrad("wq_bias", dq2, grads);
+  BiasGrad("wk_bias", dk2, grads);
+  BiasGrad("wv_bias", dv2, grads);
   // The query's and (side by side) the MLP's input gradients, both partial
   // sums over a tensor axis, add first: one all-reduce for the two.
   Val dh1 = ProjBack(dq2, w.wq);
   if (m_.parallel_layers) dh1 = Add(dh1, dh2);
   dh1 = Add(Add(dh1, ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
+  if (NormBias()) BiasGrad("norm1_bias", dh1, grads);
   return Add(dx2, NormBack(a.x, w.norm1, dh1, grads["norm1"]));
 }
 
@@ -243,13 +254,32 @@ void StepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weight
 }
 
 Weights StepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, const Val& i) {
-  auto take = [&](const char* name) {
-    auto it = stacks.find(name);
-    if (it == stacks.end()) return Val{};
-    return w_.Convert(w_.Layer(it->second, i), o_.dtype);
+  static const std::pair<const char*, Val Weights::*> kFields[] = {
+      {"norm1", &Weights::norm1},
+      {"wq", &Weights::wq},
+      {"wk", &Weights::wk},
+      {"wv", &Weights::wv},
+      {"wo", &Weights::wo},
+      {"norm2", &Weights::norm2},
+      {"gate", &Weights::gate},
+      {"up", &Weights::up},
+      {"down", &Weights::down},
+      {"norm1_bias", &Weights::norm1_b},
+      {"wq_bias", &Weights::wq_b},
+      {"wk_bias", &Weights::wk_b},
+      {"wv_bias", &Weights::wv_b},
+      {"wo_bias", &Weights::wo_b},
+      {"norm2_bias", &Weights::norm2_b},
+      {"gate_bias", &Weights::gate_b},
+      {"up_bias", &Weights::up_b},
+      {"down_bias", &Weights::down_b},
   };
-  return {take("norm1"), take("wq"),   take("wk"), take("wv"),  take("wo"),
-          take("norm2"), take("gate"), take("up"), take("down")};
+  Weights w;
+  for (const auto& [name, field] : kFields) {
+    auto it = stacks.find(name);
+    if (it != stacks.end()) w.*field = w_.Convert(w_.Layer(it->second, i), o_.dtype);
+  }
+  return w;
 }
 
 // Mean cross-entropy of `logits` (f32) against `targets`; its gradient in
@@ -341,7 +371,7 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
   // stacked by layer.
   const Val embed = w_.Convert(p.at("embed"), o_.dtype);
   std::vector<Val> init = {Scalar(0, "i32"),
-                           w_.Constraint(w_.Gather(LookupTable(embed), tokens), BatchSharding(3))};
+                           w_.Constraint(Embed(p, LookupTable(embed), tokens, 0), BatchSharding(3))};
   for (const SavedAct& sa : saved) {
     Dims shape = sa.shape;
     shape.insert(shape.begin(), m_.layers);
@@ -364,7 +394,7 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
 
   // The head and the loss.
   const Val final_norm = w_.Convert(p.at("final_norm"), o_.dtype);
-  const Val hf = w_.Constraint(Norm(fwd[1], final_norm), BatchSharding(3));
+  const Val hf = w_.Constraint(Norm(fwd[1], final_norm, Optional(p, "final_norm_bias")), BatchSharding(3));
   const Val out = m_.tied_embeddings ? embed : w_.Convert(p.at("unembed"), o_.dtype);
   const Val logits = w_.Constraint(
       m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out), LogitsSharding());
@@ -426,6 +456,8 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
   }
   r.grads["embed"] = dembed;
   r.grads["final_norm"] = w_.Convert(dfinal, o_.param_dtype);
+  if (NormBias()) BiasGrad("final_norm_bias", dhf, r.grads);
+  if (m_.position_embeddings > 0) r.grads["positions"] = PositionGrad(dtokens);
   return r;
 }
 
@@ -536,10 +568,13 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
     return Unimplemented("the " + step + " of " + spec.name + ": " + what + " is not built yet");
   };
   if (spec.IsMoe()) return unsupported("a mixture of experts");
-  if (spec.bias) return unsupported("biases");
-  if (spec.position_embeddings > 0) return unsupported("learned position embeddings");
   const int64_t seq = options.seq > 0 ? options.seq : spec.max_seq;
   if (options.batch <= 0 || seq <= 0) return InvalidArgument("batch and seq must be > 0");
+  if (spec.position_embeddings > 0 && seq > spec.position_embeddings) {
+    return InvalidArgument("the " + step + " of " + spec.name + ": seq " + std::to_string(seq) +
+                           " exceeds the " + std::to_string(spec.position_embeddings) +
+                           " positions of its position table");
+  }
   int64_t batch_split = 1;
   for (const auto& [name, size] : options.mesh) {
     if (name != "data" && name != "fsdp" && name != "tensor") {

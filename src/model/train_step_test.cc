@@ -233,6 +233,81 @@ TEST(TrainStep, GradientsMatchFiniteDifferencesParallelLayerNorm) {
   CheckGradients(m, /*flash=*/true, {{"tensor", 2}});
 }
 
+// GPT-3's block: LayerNorm with scale and shift, a bias on every
+// projection, a GELU MLP, learned positions (a table longer than the
+// sequence, so that rows past it must take no gradient).
+ModelSpec Gpt3Tiny(bool tied) {
+  ModelSpec m = Tiny(Mlp::kGelu, tied);
+  m.kv_heads = m.heads;
+  m.norm = Norm::kLayerNorm;
+  m.bias = true;
+  m.position_embeddings = 7;
+  return m;
+}
+
+TEST(TrainStep, GradientsMatchFiniteDifferencesGpt3Tied) {
+  CheckGradients(Gpt3Tiny(true));
+  CheckGradients(Gpt3Tiny(true), /*flash=*/false);
+}
+// Selective remat keeps biased projections and recomputes biased norms.
+TEST(TrainStep, GradientsMatchFiniteDifferencesGpt3UnderEveryRemat) {
+  for (auto remat : {TrainStepOptions::Remat::kSelective, TrainStepOptions::Remat::kNone}) {
+    SCOPED_TRACE(RematName(remat));
+    TrainStepOptions o = F64();
+    o.remat = remat;
+    CheckGradients(Gpt3Tiny(false), o);
+  }
+}
+
+TEST(TrainStep, GradientsMatchFiniteDifferencesGpt3Untied) {
+  CheckGradients(Gpt3Tiny(false));
+  CheckGradients(Gpt3Tiny(false), /*flash=*/false);
+}
+
+// Biases on a gated MLP and on one kv head that a tensor axis cannot split
+// (repeated per query head, its bias's gradient summed over them), with
+// RMSNorm, which has no shift.
+TEST(TrainStep, GradientsMatchFiniteDifferencesBiasesGatedMultiQuery) {
+  ModelSpec m = Tiny();
+  m.bias = true;
+  m.kv_heads = 1;
+  CheckGradients(m, /*flash=*/true, {{"tensor", 2}});
+  CheckGradients(m, /*flash=*/false);
+}
+
+// The step's parameters are the ones CountParams counts, element for
+// element, for every model of the library that the step builds.
+TEST(TrainStep, ParametersAreTheCountedOnes) {
+  int built = 0;
+  for (const ModelSpec& m : Library()) {
+    auto text = EmitTrainStep(m, {.batch = 1, .seq = 16});
+    if (!text.ok()) {
+      EXPECT_EQ(text.status().code(), StatusCode::kUnimplemented) << m.name;
+      continue;
+    }
+    auto module = frontend::ParseStableHlo(*text, m.name + ".mlir");
+    ASSERT_TRUE(module.ok()) << m.name << ": " << module.status().ToString();
+    const ir::Function& f = *(*module)->Lookup("main");
+    const size_t params = (f.type().inputs.size() - 3) / 3;
+    int64_t elements = 0;
+    for (size_t i = 0; i < params; ++i) elements += f.type().inputs[i].num_elements();
+    EXPECT_EQ(elements, CountParams(m).total) << m.name;
+    built += m.name.rfind("gpt3-", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(built, 2);  // gpt3-22b and gpt3-175b among them
+}
+
+TEST(TrainStep, SequencesLongerThanThePositionTableAreRefused) {
+  ModelSpec m = Gpt3Tiny(true);
+  m.position_embeddings = 4;
+  auto text = EmitTrainStep(m, {.batch = 2, .seq = 5});
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(text.status().message().find("seq 5 exceeds the 4 positions of its position table"),
+            std::string::npos)
+      << text.status().message();
+  EXPECT_TRUE(EmitTrainStep(m, {.batch = 2, .seq = 4}).ok());
+}
+
 // The parallel block has one norm per layer, so no norm2 parameter.
 TEST(TrainStep, ParallelLayersHaveOneNormPerLayer) {
   ModelSpec m = Tiny();

@@ -57,9 +57,9 @@ StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name);
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
 // The backward pass recomputes what options.remat did not keep; with
 // microbatches, a loop over them sums the gradients. kUnimplemented for
-// what it does not build yet (mixture of experts, biases, learned
-// positions); kInvalidArgument for options that cannot be (a
-// microbatch the mesh's batch axes do not divide).
+// what it does not build yet (mixture of experts); kInvalidArgument for
+// options that cannot be (a microbatch the mesh's batch axes do not divide,
+// a seq longer than the model's learned position table).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model
