@@ -174,6 +174,8 @@ int Main(int argc, char** argv) {
                    "what the backward pass recomputes: full (keeps layer inputs), selective "
                    "(keeps matmul outputs) or none")
       ->capture_default_str();
+  model_cmd->add_flag("--fp8", model.step.fp8,
+                      "the projections' matmuls in fp8 (e4m3, gradients e5m2), scaled per tensor");
   model_cmd
       ->add_option("--microbatches", model.step.microbatches,
                    "gradient accumulation: the batch in this many microbatches")
@@ -216,6 +218,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   plan_cmd->add_option("--mesh", plan.mesh,
                        "one mesh to time in place of the search: data=D,fsdp=F,tensor=T");
+  plan_cmd->add_option("--param-dtype", plan.param_dtype, "weights and moments: f32 or bf16")
+      ->capture_default_str();
+  plan_cmd->add_flag("--fp8", plan.fp8, "the projections' matmuls in fp8");
   plan_cmd->add_option("--remat", plan.remat,
                        "one remat policy (full, selective, none) in place of each");
   plan_cmd->add_option("--microbatches", plan.microbatches,

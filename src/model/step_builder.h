@@ -112,18 +112,31 @@ class StepBuilder {
   Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
   Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
   Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
+  // A projection's three matmuls, in fp8 with options.fp8 (fp8.cc).
   // x W (+ b) over x's last dimension and W's first.
   Val Proj(const Val& x, const Val& w, const Val& b = {}) {
-    return Biased(w_.Dot(x, w, {}, {}, {2}, {0}), b);
+    return Biased(Matmul(x, kE4M3, w, kE4M3, {2}, {0}, o_.dtype), b);
   }
   // dy W^T.
-  Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
+  Val ProjBack(const Val& dy, const Val& w) {
+    return Matmul(dy, kE5M2, w, kE4M3, {2}, {1}, o_.dtype);
+  }
   // x^T dy over the batch and sequence: a weight's gradient, accumulated
   // into the parameters' type as the MXU does (its partial sums over the
   // batch then reduce-scatter straight into the weight's sharding).
   Val WeightGrad(const Val& x, const Val& dy) {
-    return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);
+    return Matmul(x, kE4M3, dy, kE5M2, {0, 1}, {0, 1}, o_.param_dtype);
   }
+  // fp8 formats: activations and weights, and gradients (wider range).
+  static constexpr const char* kE4M3 = "f8E4M3FN";
+  static constexpr const char* kE5M2 = "f8E5M2";
+  // a . b contracting `ca` with `cb`, in `out`; with options.fp8, a in
+  // format `fa` and b in `fb`, each scaled to its format's range.
+  Val Matmul(const Val& a, const char* fa, const Val& b, const char* fb, const Dims& ca,
+             const Dims& cb, const std::string& out);
+  // x in fp8 `format`, divided by `scale` (an f32 scalar: x's absolute
+  // maximum over the format's largest value).
+  Val Quantize(const Val& x, const char* format, Val& scale);
 
   Val Rsqrt(const Val& x);
   // The model's norm (RMSNorm or LayerNorm) over the last dimension, scaled

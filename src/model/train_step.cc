@@ -370,8 +370,8 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
   // Forward: the layers in a loop that keeps what the backward pass reads,
   // stacked by layer.
   const Val embed = w_.Convert(p.at("embed"), o_.dtype);
-  std::vector<Val> init = {Scalar(0, "i32"),
-                           w_.Constraint(Embed(p, LookupTable(embed), tokens, 0), BatchSharding(3))};
+  std::vector<Val> init = {
+      Scalar(0, "i32"), w_.Constraint(Embed(p, LookupTable(embed), tokens, 0), BatchSharding(3))};
   for (const SavedAct& sa : saved) {
     Dims shape = sa.shape;
     shape.insert(shape.begin(), m_.layers);
@@ -394,17 +394,17 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
 
   // The head and the loss.
   const Val final_norm = w_.Convert(p.at("final_norm"), o_.dtype);
-  const Val hf = w_.Constraint(Norm(fwd[1], final_norm, Optional(p, "final_norm_bias")), BatchSharding(3));
+  const Val hf =
+      w_.Constraint(Norm(fwd[1], final_norm, Optional(p, "final_norm_bias")), BatchSharding(3));
   const Val out = m_.tied_embeddings ? embed : w_.Convert(p.at("unembed"), o_.dtype);
-  const Val logits = w_.Constraint(
-      m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out), LogitsSharding());
+  const Val logits =
+      w_.Constraint(w_.Dot(hf, out, {}, {}, {2}, {m_.tied_embeddings ? 1 : 0}), LogitsSharding());
   Val dlogits;
   BatchGrads r;
   r.loss = Loss(w_.Convert(logits, LossType()), targets, dlogits);
   dlogits = w_.Convert(dlogits, o_.dtype);
-  const Val dhf =
-      m_.tied_embeddings ? w_.Dot(dlogits, out, {}, {}, {2}, {0}) : ProjBack(dlogits, out);
-  const Val dout = WeightGrad(hf, dlogits);  // d x vocab
+  const Val dhf = w_.Dot(dlogits, out, {}, {}, {2}, {m_.tied_embeddings ? 0 : 1});
+  const Val dout = w_.Dot(hf, dlogits, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);  // d x vocab
   Val dfinal;
   const Val dx_last = NormBack(fwd[1], final_norm, dhf, dfinal);
 

@@ -72,6 +72,8 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.batch = r.global_batch;
   o.seq = r.seq;
   o.dtype = r.dtype;
+  o.param_dtype = r.param_dtype;
+  o.fp8 = r.fp8;
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
   TPUSIM_ASSIGN_OR_RETURN(o.remat, model::ParseRemat(c.remat));
   o.microbatches = c.microbatches;
@@ -204,7 +206,8 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
 std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
-                    " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations\n";
+                    " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations, " +
+                    r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %-28s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
                 "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
@@ -256,6 +259,8 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["global_batch"] = r.global_batch;
   j["seq"] = r.seq > 0 ? r.seq : r.model.max_seq;
   j["dtype"] = r.dtype;
+  j["param_dtype"] = r.param_dtype;
+  j["fp8"] = r.fp8;
   nlohmann::json& list = j["candidates"] = nlohmann::json::array();
   for (const Candidate& c : candidates) {
     nlohmann::json e = {{"slice", c.slice},

@@ -47,6 +47,11 @@ struct TrainStepOptions {
   // The batch as this many microbatches in sequence, their gradients summed
   // before one AdamW update (MaxText's gradient_accumulation_steps).
   int64_t microbatches = 1;
+  // The projections' matmuls in fp8, as Transformer Engine's recipe: e4m3
+  // activations and weights, e5m2 gradients, each scaled per tensor by its
+  // absolute maximum, f32 accumulation; the master weights stay in
+  // param_dtype. The logits' projection and attention stay in dtype.
+  bool fp8 = false;
 };
 
 // As the command line spells them: "full", "selective", "none".

@@ -20,10 +20,12 @@ struct PlanRequest {
   model::ModelSpec model;
   // Accelerator types ("v5p-128"), or a generation and torus ("v4:4x4x12").
   std::vector<std::string> slices;
-  int64_t global_batch = 0;    // sequences per step
-  int64_t seq = 0;             // 0: the model's max_seq
-  std::string dtype = "bf16";  // activations
-  int64_t max_tensor = 8;      // the largest tensor-parallel axis tried
+  int64_t global_batch = 0;         // sequences per step
+  int64_t seq = 0;                  // 0: the model's max_seq
+  std::string dtype = "bf16";       // activations
+  std::string param_dtype = "f32";  // weights and optimizer moments
+  bool fp8 = false;                 // the projections' matmuls in fp8
+  int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
   // Rank candidates by step time, or by dollars per token (on-demand).
   enum class Objective { kTime, kCost } objective = Objective::kTime;
   // One mesh to try in place of the search ("data=2,fsdp=256,tensor=12";
