@@ -47,13 +47,16 @@ tied_embeddings = false
 position_embeddings = 0
 max_seq = 8
 TOML
-# The step of model file $1.toml, emitted with shardings over 8 devices,
-# runs partitioned on v5e-8 to the values of the whole step, in $1/.
+# The step of model file $1.toml, emitted with shardings over the 8
+# devices of mesh $2 (default data=2,fsdp=2,tensor=2), runs partitioned on
+# v5e-8 to the values of the whole step, in $1/.
 check_partitioned() {
+  local mesh=${2:-data=2,fsdp=2,tensor=2}
   mkdir -p "$1" && cp "$1.toml" "$1/" && pushd "$1" >/dev/null
   "$tpusim" model --file "$1.toml" --emit step.mlir --batch 4 --dtype f32 \
-    --mesh data=2,fsdp=2,tensor=2 >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
-  grep -q 'sdy.mesh @mesh = <\["data"=2, "fsdp"=2, "tensor"=2\]>' step.mlir || fail "emit: no mesh"
+    --mesh "$mesh" >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
+  grep -qF "sdy.mesh @mesh = <[$(sed -E 's/([a-z]+)=/"\1"=/g; s/,/, /g' <<<"$mesh")]>" step.mlir ||
+    fail "emit: no mesh $mesh"
   # Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
   $py - <<'PY' || fail "inputs"
 import re
@@ -117,6 +120,13 @@ parallel_layers = true
 max_seq = 8
 TOML
 check_partitioned palmish
+# Mixtral's MLP, 4 experts of 2 per token (some tokens dropped at the
+# default capacity factor), over fsdp, expert and tensor axes: two
+# all-to-alls each way through the experts.
+sed -e 's/^name = "tiny"/name = "moe"/' -e '$a [moe]\nexperts = 4\nexperts_per_token = 2' \
+  tiny.toml >moe.toml
+check_partitioned moe fsdp=2,expert=2,tensor=2
+grep -q 'SPMD partitioner: .*all_to_all' moe/split.txt || fail "moe: no all-to-all: $(grep SPMD moe/split.txt)"
 
 # A real model's step, timed on a slice: partitioned, fitted into HBM.
 "$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
@@ -181,10 +191,12 @@ bad() {
   [[ $(wc -l <err.txt) == 1 ]] || fail "$name: more than one line"
 }
 bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
-bad "batch" 2 "a batch of 3 does not split over data x fsdp = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
+bad "batch" 2 "a batch of 3 does not split over data x fsdp x expert = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
 bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0
-bad "axis" 2 "mesh axis 'model': expected data, fsdp or tensor" llama3-8b --emit x.mlir --mesh model=2
-bad "moe" 3 "the train step of mixtral-8x7b: a mixture of experts is not built yet" mixtral-8x7b --emit x.mlir
+bad "axis" 2 "mesh axis 'model': expected data, fsdp, expert or tensor" llama3-8b --emit x.mlir --mesh model=2
+bad "experts" 2 "mesh axis 'expert' = 3 does not divide the 8 experts of mixtral-8x7b" \
+  mixtral-8x7b --emit x.mlir --batch 3 --mesh expert=3
+bad "no experts" 2 "mesh axis 'expert': llama3-8b has no experts to split" llama3-8b --emit x.mlir --batch 2 --mesh expert=2
 bad_plan() {
   local name=$1 status=$2 message=$3; shift 3
   "$tpusim" plan "$@" >out.txt 2>err.txt
@@ -195,7 +207,6 @@ bad_plan "model" 2 "unknown model 'llama9'" --model llama9 --slice v5p-16 --glob
 bad_plan "slice" 2 "no chip preset 'v9'" --model llama3-8b --slice v9-8 --global-batch 8
 bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp axes of no mesh of v5p-16" \
   --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4
-bad_plan "moe" 3 "a mixture of experts is not built yet" --model mixtral-8x7b --slice v5p-16 --global-batch 8
 bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
   --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \

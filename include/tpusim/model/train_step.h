@@ -23,8 +23,10 @@ struct TrainStepOptions {
   std::string dtype = "bf16";
   std::string param_dtype = "f32";
   // The mesh: axes from "data" (splits the batch), "fsdp" (splits the batch
-  // and every weight's model dimension) and "tensor" (splits heads and the
-  // MLP's hidden units), with their sizes. Empty: no shardings.
+  // and every weight's model dimension), "expert" (a mixture of experts'
+  // only: splits the batch, the experts, and the other weights' model
+  // dimension as fsdp does) and "tensor" (splits heads and the MLP's hidden
+  // units), with their sizes. Empty: no shardings.
   std::vector<std::pair<std::string, int64_t>> mesh;
   int64_t MeshSize(const std::string& axis) const {
     for (const auto& [name, size] : mesh) {
@@ -38,15 +40,19 @@ struct TrainStepOptions {
   // it on TPUs; false spells it out in matmuls and a softmax, the [S, S]
   // scores in HBM.
   bool flash_attention = true;
+  // A mixture of experts' slots per expert and sequence, as a multiple of
+  // its fair share (k seq / experts): tokens past them are dropped (their
+  // expert adds nothing), as GShard and MaxText do. <= 0: none dropped.
+  double capacity_factor = 1.25;
 };
 
 // The step as StableHLO text: @main(parameters..., first moments...,
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
 // Layers are rematerialized whole in the backward pass (MaxText's
 // remat_policy=full): only each layer's input is kept. kUnimplemented for
-// what it does not build yet (mixture of experts, biases, learned
-// positions); kInvalidArgument for options that cannot be (a
-// batch the mesh's batch axes do not divide).
+// what it does not build yet (biases, learned positions);
+// kInvalidArgument for options that cannot be (a batch the mesh's batch
+// axes do not divide, an expert axis that does not divide the experts).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model
