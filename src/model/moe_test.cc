@@ -179,6 +179,25 @@ TEST(MixtureOfExperts, DroppingTokensMatchesALoopReference) {
   EXPECT_GT(std::abs(kept - loss), 1e-3) << "dropping changed nothing";
 }
 
+// A router of zeros ties every expert: each token takes experts 0 and 1,
+// gates 1/2 each, and all but each sequence's first two tokens are dropped.
+TEST(MixtureOfExperts, TiesGoToTheLowerIndex) {
+  Params p;
+  Step step = Build(/*capacity_factor=*/0.5, p);
+  ASSERT_TRUE(step.module);
+  const ir::Function& f = *step.module->Lookup("main");
+  for (int i = 0; i < f.entry().num_arguments(); ++i) {
+    if (f.entry().argument(i).name() != "router") continue;
+    Tensor& router = step.in[static_cast<size_t>(i)];
+    std::fill_n(router.mutable_data<double>(), router.num_elements(), 0.0);
+  }
+  std::fill(p["router"].begin(), p["router"].end(), 0.0);
+  int dropped = 0;
+  const double reference = ReferenceLoss(p, /*capacity=*/2, dropped);
+  EXPECT_EQ(dropped, kBatch * (kSeq - 2) * kK);
+  EXPECT_NEAR(StepLoss(step), reference, 1e-10 * std::abs(reference));
+}
+
 // GShard's capacity, ceil(k seq factor / E), at most the sequence.
 TEST(MixtureOfExperts, CapacityFollowsTheFactor) {
   auto slots = [&](double factor) {
