@@ -134,6 +134,15 @@ grep -q 'SPMD partitioner: .*all_to_all' moe/split.txt || fail "moe: no all-to-a
 "$tpusim" run llama.mlir --slice v5p-16 --timing-only >llama.txt 2>&1 || fail "llama3-8b: $(tail -n 1 llama.txt)"
 grep -q 'MFU over the slice' llama.txt || fail "llama3-8b: no MFU"
 grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail "llama3-8b: layers not counted"
+# Mixtral split over experts: the experts' matmuls each device's experts and
+# sequences only (no op computed on whole arrays), tokens moved by all-to-alls.
+"$tpusim" model mixtral-8x7b --emit mixtral.mlir --batch 8 --seq 512 --mesh fsdp=4,expert=2 \
+  --param-dtype bf16 >/dev/null 2>&1 || fail "emit mixtral-8x7b"
+"$tpusim" run mixtral.mlir --slice v5p-16 --timing-only >mixtral.txt 2>&1 ||
+  fail "mixtral-8x7b: $(tail -n 1 mixtral.txt)"
+grep -q 'MFU over the slice' mixtral.txt || fail "mixtral-8x7b: no MFU"
+grep -q 'SPMD partitioner: .* 7 all_to_all' mixtral.txt || fail "mixtral-8x7b: $(grep SPMD mixtral.txt)"
+grep -q 'whole arrays' mixtral.txt && fail "mixtral-8x7b: $(grep 'whole arrays' mixtral.txt)"
 
 # tpusim plan: every mesh of two slices timed, fastest first, as a table and JSON.
 "$tpusim" plan --model llama3-8b --slices v5e-16,v5p-16 --global-batch 32 --seq 2048 \
