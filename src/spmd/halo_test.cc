@@ -94,7 +94,7 @@ void Check(const Case& c) {
   ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
   ASSERT_TRUE(split.status.ok()) << split.status.ToString();
   ASSERT_EQ(split.values.size(), 1u);
-  EXPECT_TRUE(whole.values[0].BitwiseEquals(split.values[0]))
+  EXPECT_TRUE(test::SameValues(whole.values[0], split.values[0]))
       << c.op << "\nwhole: " << whole.values[0].ToString()
       << "\nsplit: " << split.values[0].ToString();
 }
@@ -144,7 +144,7 @@ TEST(Halo, UnevenWindowsGatherTheInput) {
   const test::Outcome whole = test::RunWhole(**global, "main");
   const test::Outcome split = test::RunPartitioned(**partitioned, "main");
   ASSERT_TRUE(split.status.ok()) << split.status.ToString();
-  EXPECT_TRUE(whole.values[0].BitwiseEquals(split.values[0]));
+  EXPECT_TRUE(test::SameValues(whole.values[0], split.values[0]));
 }
 
 }  // namespace

@@ -4,12 +4,15 @@
 #ifndef TPUSIM_SPMD_RUN_TEST_UTIL_H_
 #define TPUSIM_SPMD_RUN_TEST_UTIL_H_
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "tpusim/exec/grid.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/ir/sharding.h"
+#include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/collectives.h"
 #include "tpusim/tensor/tile.h"
 
@@ -19,6 +22,31 @@ struct Outcome {
   Status status;
   std::vector<Tensor> values;
 };
+
+// Whether `split` holds `whole`'s values: bit for bit, but for real floats
+// up to the order of a sum. The host's matmul kernels (oneDNN) pick their
+// summation order by shape, so a device's rows may sum in another order
+// than the whole array's: within a few units in the last place of the
+// result's largest magnitude (1e-5 of it for f32 and wider).
+inline bool SameValues(const Tensor& whole, const Tensor& split) {
+  if (whole.BitwiseEquals(split)) return true;
+  const ir::ElementType t = whole.element();
+  if (!ir::IsFloat(t) || split.element() != t || split.shape() != whole.shape()) return false;
+  const int bits = ir::BitWidth(t), w = ir::StorageBytes(t);
+  const double ulp = bits >= 32 ? 1e-5 : bits == 16 ? 2 * std::ldexp(1.0, -7) : 0.5;
+  double scale = 1;
+  for (int64_t i = 0; i < whole.num_elements(); ++i) {
+    const double v = numerics::LoadAsDouble(t, whole.raw() + i * w);
+    if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+  }
+  for (int64_t i = 0; i < whole.num_elements(); ++i) {
+    const double a = numerics::LoadAsDouble(t, whole.raw() + i * w);
+    const double b = numerics::LoadAsDouble(t, split.raw() + i * w);
+    if (a == b || (std::isnan(a) && std::isnan(b))) continue;
+    if (!(std::abs(a - b) <= ulp * scale)) return false;
+  }
+  return true;
+}
 
 inline Outcome RunWhole(const ir::Module& module, const std::string& function) {
   exec::Interpreter interpreter(module, {});

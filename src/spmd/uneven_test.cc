@@ -55,7 +55,7 @@ void ExpectSameResults(const Partitioned& p, float tolerance = 0) {
     const Tensor& s = split.values[i];
     ASSERT_EQ(w.shape(), s.shape()) << "result " << i;
     if (tolerance == 0) {
-      EXPECT_TRUE(w.BitwiseEquals(s)) << w.ToString() << " vs " << s.ToString();
+      EXPECT_TRUE(test::SameValues(w, s)) << w.ToString() << " vs " << s.ToString();
       continue;
     }
     for (int64_t e = 0; e < w.num_elements(); ++e) {
