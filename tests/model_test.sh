@@ -47,13 +47,19 @@ tied_embeddings = false
 position_embeddings = 0
 max_seq = 8
 TOML
-# The step of model file $1.toml, emitted with shardings over 8 devices,
-# runs partitioned on v5e-8 to the values of the whole step, in $1/.
+# The step of model file $1.toml, emitted with shardings over 8 devices
+# (mesh $2, default data=2,fsdp=2,tensor=2; more `tpusim model` flags
+# after), runs partitioned on v5e-8 to the values of the whole step, in
+# $1-$2/.
 check_partitioned() {
-  mkdir -p "$1" && cp "$1.toml" "$1/" && pushd "$1" >/dev/null
-  "$tpusim" model --file "$1.toml" --emit step.mlir --batch 4 --dtype f32 \
-    --mesh data=2,fsdp=2,tensor=2 >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
-  grep -q 'sdy.mesh @mesh = <\["data"=2, "fsdp"=2, "tensor"=2\]>' step.mlir || fail "emit: no mesh"
+  local name=$1 mesh=${2:-data=2,fsdp=2,tensor=2}
+  shift 2 || shift
+  local dir="$name-$mesh$*"
+  mkdir -p "$dir" && cp "$name.toml" "$dir/" && pushd "$dir" >/dev/null
+  "$tpusim" model --file "$name.toml" --emit step.mlir --batch 4 --dtype f32 \
+    --mesh "$mesh" "$@" >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
+  grep -qF "sdy.mesh @mesh = <[$(sed 's/\([a-z]*\)=/"\1"=/g; s/,/, /g' <<<"$mesh")]>" step.mlir ||
+    fail "emit $dir: no mesh"
   # Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
   $py - <<'PY' || fail "inputs"
 import re
@@ -76,13 +82,13 @@ for name, dims, et in re.findall(r"%(\w+): tensor<([0-9x]*)x?(f32|i32)>", sig):
 PY
   # shellcheck disable=SC2046
   "$tpusim" run step.mlir $(cat flags.txt) --output-dir whole >whole.txt 2>&1 ||
-    fail "whole run: $(tail -n 1 whole.txt)"
+    fail "$dir whole run: $(tail -n 1 whole.txt)"
   # shellcheck disable=SC2046
   "$tpusim" run step.mlir --slice v5e-8 $(cat flags.txt) --output-dir split >split.txt 2>&1 ||
-    fail "partitioned run: $(tail -n 1 split.txt)"
+    fail "$dir partitioned run: $(tail -n 1 split.txt)"
   grep -q 'SPMD partitioner: the global program split over 8 devices' split.txt ||
-    fail "not partitioned: $(grep SPMD split.txt)"
-  $py - <<'PY' || fail "the partitioned step's values differ from the whole one's"
+    fail "$dir not partitioned: $(grep SPMD split.txt)"
+  $py - <<'PY' || fail "$dir: the partitioned step's values differ from the whole one's"
 import glob
 import numpy as np
 files = sorted(glob.glob("whole/*.npy"))
@@ -97,6 +103,12 @@ PY
   popd >/dev/null
 }
 check_partitioned tiny
+# The sequence (8 tokens) split in 2 beside data or tensor: flash attention
+# keeps each device's query rows and gathers the keys and values; spelled
+# out, its causal mask compares global positions.
+check_partitioned tiny data=2,sequence=2,fsdp=2
+check_partitioned tiny data=2,sequence=2,fsdp=2 --no-flash-attention
+check_partitioned tiny tensor=2,sequence=2,fsdp=2
 # PaLM's block: LayerNorm, attention and MLP side by side, one kv head that
 # the tensor axis cannot split (every device keeps it), tied embeddings.
 cat >palmish.toml <<'TOML'
@@ -117,6 +129,8 @@ parallel_layers = true
 max_seq = 8
 TOML
 check_partitioned palmish
+check_partitioned palmish sequence=2,tensor=2,data=2
+check_partitioned palmish sequence=2,tensor=2,data=2 --no-flash-attention
 
 # A real model's step, timed on a slice: partitioned, fitted into HBM.
 "$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
@@ -183,7 +197,11 @@ bad() {
 bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
 bad "batch" 2 "a batch of 3 does not split over data x fsdp = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
 bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0
-bad "axis" 2 "mesh axis 'model': expected data, fsdp or tensor" llama3-8b --emit x.mlir --mesh model=2
+bad "axis" 2 "mesh axis 'model': expected data, fsdp, tensor or sequence" llama3-8b --emit x.mlir --mesh model=2
+bad "sequence" 2 "a sequence of 1000 tokens does not split over sequence = 3" \
+  llama3-8b --emit x.mlir --seq 1000 --mesh sequence=3
+bad "serve sequence" 3 "the prefill step of llama3-8b: a sequence axis is not built yet" \
+  llama3-8b --step prefill --emit x.mlir --seq 64 --mesh sequence=2
 bad "moe" 3 "the train step of mixtral-8x7b: a mixture of experts is not built yet" mixtral-8x7b --emit x.mlir
 bad_plan() {
   local name=$1 status=$2 message=$3; shift 3

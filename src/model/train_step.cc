@@ -11,7 +11,9 @@ namespace tpusim::model {
 
 std::vector<Param> StepBuilder::Params() const {
   const int64_t l = m_.layers, q = h_ * hd_, k = kv_ * hd_;
-  const std::vector<std::string> none, fsdp = {"fsdp"}, tensor = {"tensor"};
+  // Weights split over fsdp and sequence alike, as MaxText's rules put
+  // "sequence" beside "fsdp" for the embed dimension.
+  const std::vector<std::string> none, fsdp = {"fsdp", "sequence"}, tensor = {"tensor"};
   // Fewer kv heads than the tensor axis (multi-query attention): every
   // device keeps all of them, as Megatron does.
   const std::vector<std::string> kv_tensor = kv_ % o_.MeshSize("tensor") == 0 ? tensor : none;
@@ -48,6 +50,7 @@ std::string StepBuilder::Sharding(const std::vector<std::vector<std::string>>& a
 std::string StepBuilder::BatchSharding(int64_t rank) const {
   std::vector<std::vector<std::string>> axes(rank);
   axes[0] = {"data", "fsdp"};
+  if (rank > 1) axes[1] = {"sequence"};
   return Sharding(axes);
 }
 
@@ -129,7 +132,7 @@ LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
       a.k = RepeatHeads(a.k);
       a.v = RepeatHeads(a.v);
     }
-    const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v},
+    const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v, Positions()},
                                           {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
     a.o4 = r[0];
     a.lse = r[1];
@@ -200,11 +203,12 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
   if (o_.flash_attention) {
     const Val dout4 = w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_});
     const std::vector<Val> d =
-        w_.Generic("tpusim.flash_attention_grad", {a.q, a.k, a.v, a.o4, a.lse, dout4},
+        w_.Generic("tpusim.flash_attention_grad", {a.q, a.k, a.v, a.o4, a.lse, dout4, Positions()},
                    {a.q, a.k, a.v}, FlashAttrs());
     dq2 = w_.Reshape(d[0], {b_, s_, h_ * hd_});
-    dk2 = w_.Reshape(RepeatKv() ? SumGroups(d[1]) : d[1], {b_, s_, kv_ * hd_});
-    dv2 = w_.Reshape(RepeatKv() ? SumGroups(d[2]) : d[2], {b_, s_, kv_ * hd_});
+    const Val dk = SplitKvGrad(d[1], false), dv = SplitKvGrad(d[2], false);
+    dk2 = w_.Reshape(RepeatKv() ? SumGroups(dk) : dk, {b_, s_, kv_ * hd_});
+    dv2 = w_.Reshape(RepeatKv() ? SumGroups(dv) : dv, {b_, s_, kv_ * hd_});
   } else {
     AttentionBack(a, dx2, w, dq2, dk2, dv2);
   }
@@ -225,12 +229,12 @@ void StepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weight
                                 Val& dk2, Val& dv2) {
   const Val dout = w_.Transpose(w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_}), {0, 2, 1, 3});
   const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});  // b h s t
-  const Val dv = w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2});  // b h t d
+  const Val dv = SplitKvGrad(w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2}), true);  // b h t d
   const Val rowsum = w_.Reduce("add", Mul(dp, a.p), {3});
   Val dscores = Mul(a.p, Lead("subtract", dp, rowsum));
   dscores = Mul(dscores, Fill(1 / std::sqrt(static_cast<double>(hd_)), dscores));
   const Val dq = w_.Dot(dscores, a.k, {0, 1}, {0, 2}, {3}, {1});  // b h s d
-  const Val dk = w_.Dot(dscores, a.q, {0, 1}, {0, 2}, {2}, {1});  // b h t d
+  const Val dk = SplitKvGrad(w_.Dot(dscores, a.q, {0, 1}, {0, 2}, {2}, {1}), true);  // b h t d
   const int64_t g = h_ / kv_;
   auto flat = [&](const Val& bhsd, int64_t heads) {
     Val bshd = w_.Transpose(bhsd, {0, 2, 1, 3});
@@ -353,7 +357,8 @@ std::string StepBuilder::BuildTrain() {
   const Val embed = w_.Convert(p["embed"], o_.dtype);
   // The saved inputs split over tensor too, along d_model: each device keeps
   // a slice, and the backward pass gathers a layer's back when it needs it.
-  std::vector<std::vector<std::string>> saved_axes = {{}, {"data", "fsdp"}, {}, {"tensor"}};
+  std::vector<std::vector<std::string>> saved_axes = {
+      {}, {"data", "fsdp"}, {"sequence"}, {"tensor"}};
   std::vector<Val> init = {
       Scalar(0, "i32"), w_.Constraint(w_.Gather(LookupTable(embed), tokens), BatchSharding(3)),
       w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
@@ -412,12 +417,14 @@ std::string StepBuilder::BuildTrain() {
 
   std::map<std::string, Val> grads;
   for (size_t k = 0; k < n; ++k) grads[layer_names[k]] = bwd[3 + n + k];
-  // The embedding's gradient split over fsdp along d_model, as the table
-  // is: the tokens' gradients trade their fsdp split of the batch for one of
-  // d_model (an all-to-all), so that no device holds the whole table.
-  const Val dtokens =
-      w_.Constraint(w_.Convert(bwd[1], o_.param_dtype), Sharding({{"data"}, {}, {"fsdp"}}));
-  Val dembed = w_.Constraint(w_.ScatterAdd(tokens, dtokens, m_.vocab), Sharding({{}, {"fsdp"}}));
+  // The embedding's gradient split over fsdp (and sequence) along d_model,
+  // as the table is: the tokens' gradients trade their fsdp split of the
+  // batch (and sequence split) for one of d_model (all-to-alls), so that no
+  // device holds the whole table.
+  const Val dtokens = w_.Constraint(w_.Convert(bwd[1], o_.param_dtype),
+                                    Sharding({{"data"}, {}, {"fsdp", "sequence"}}));
+  Val dembed =
+      w_.Constraint(w_.ScatterAdd(tokens, dtokens, m_.vocab), Sharding({{}, {"fsdp", "sequence"}}));
   const Val dout_p = w_.Convert(dout, o_.param_dtype);
   if (m_.tied_embeddings) {
     dembed = Add(dembed, w_.Transpose(dout_p, {1, 0}));
@@ -490,12 +497,13 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
   if (options.batch <= 0 || seq <= 0) return InvalidArgument("batch and seq must be > 0");
   int64_t batch_split = 1;
   for (const auto& [name, size] : options.mesh) {
-    if (name != "data" && name != "fsdp" && name != "tensor") {
-      return InvalidArgument("mesh axis '" + name + "': expected data, fsdp or tensor");
+    if (name != "data" && name != "fsdp" && name != "tensor" && name != "sequence") {
+      return InvalidArgument("mesh axis '" + name + "': expected data, fsdp, tensor or sequence");
     }
     if (size < 1) return InvalidArgument("mesh axis '" + name + "' must have size >= 1");
-    if (name != "tensor") batch_split *= size;
+    if (name == "data" || name == "fsdp") batch_split *= size;
   }
+  TPUSIM_RETURN_IF_ERROR(CheckSequenceSplit(options, seq));
   if (options.batch % batch_split != 0) {
     return InvalidArgument("a batch of " + std::to_string(options.batch) +
                            " does not split over data x fsdp = " + std::to_string(batch_split));

@@ -23,8 +23,10 @@ struct TrainStepOptions {
   std::string dtype = "bf16";
   std::string param_dtype = "f32";
   // The mesh: axes from "data" (splits the batch), "fsdp" (splits the batch
-  // and every weight's model dimension) and "tensor" (splits heads and the
-  // MLP's hidden units), with their sizes. Empty: no shardings.
+  // and every weight's model dimension), "tensor" (splits heads and the
+  // MLP's hidden units) and "sequence" (splits the sequence, and with fsdp
+  // the weights; the train step only), with their sizes. Empty: no
+  // shardings.
   std::vector<std::pair<std::string, int64_t>> mesh;
   int64_t MeshSize(const std::string& axis) const {
     for (const auto& [name, size] : mesh) {
@@ -46,7 +48,8 @@ struct TrainStepOptions {
 // remat_policy=full): only each layer's input is kept. kUnimplemented for
 // what it does not build yet (mixture of experts, biases, learned
 // positions); kInvalidArgument for options that cannot be (a
-// batch the mesh's batch axes do not divide).
+// batch the mesh's batch axes do not divide, a sequence its sequence axis
+// does not).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model
