@@ -25,7 +25,7 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do
   IFS='|' read -r name model slice batch mesh published role <<<"$row"
   "$tpusim" plan --model "$model" --slice "$slice" --global-batch "$batch" --seq 2048 \
-    --mesh "$mesh" --max-tensor 16 --json "$work/plan.json" >/dev/null 2>"$work/err.txt" ||
+    --mesh "$mesh" --remat full --microbatches 1 --max-tensor 16 --json "$work/plan.json" >/dev/null 2>"$work/err.txt" ||
     { echo "$name: $(tail -n 1 "$work/err.txt")" >&2; exit 1; }
   "$py" - "$work/plan.json" "$name" "$slice" "$mesh" "$published" "$role" >>"$work/rows.txt" <<'PY'
 import json, sys

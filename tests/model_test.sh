@@ -47,17 +47,17 @@ tied_embeddings = false
 position_embeddings = 0
 max_seq = 8
 TOML
-# The step of model file $1.toml, emitted with shardings over 8 devices
-# (mesh $2, default data=2,fsdp=2,tensor=2; more `tpusim model` flags
-# after), runs partitioned on v5e-8 to the values of the whole step, in
-# $1-$2/.
+# check_partitioned NAME [DIR FLAGS...]: the step of model file NAME.toml,
+# emitted with shardings over 8 devices ($MESH, default data=2,fsdp=2,tensor=2;
+# and FLAGS, default --batch 4), runs partitioned on v5e-8 to the values of
+# the whole step, in DIR/ (NAME/).
 check_partitioned() {
-  local name=$1 mesh=${2:-data=2,fsdp=2,tensor=2}
-  shift 2 || shift
-  local dir="$name-$mesh$*"
+  local name=$1 dir=${2:-$1} mesh=${MESH:-data=2,fsdp=2,tensor=2}
+  local flags=("${@:3}")
+  [[ ${#flags[@]} -gt 0 ]] || flags=(--batch 4)
   mkdir -p "$dir" && cp "$name.toml" "$dir/" && pushd "$dir" >/dev/null
-  "$tpusim" model --file "$name.toml" --emit step.mlir --batch 4 --dtype f32 \
-    --mesh "$mesh" "$@" >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
+  "$tpusim" model --file "$name.toml" --emit step.mlir "${flags[@]}" --dtype f32 \
+    --mesh "$mesh" >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
   grep -qF "sdy.mesh @mesh = <[$(sed 's/\([a-z]*\)=/"\1"=/g; s/,/, /g' <<<"$mesh")]>" step.mlir ||
     fail "emit $dir: no mesh"
   # Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
@@ -103,12 +103,16 @@ PY
   popd >/dev/null
 }
 check_partitioned tiny
+# Kept matmul outputs and two microbatches of 4, partitioned alike.
+check_partitioned tiny tiny-micro --batch 8 --microbatches 2 --remat selective
 # The sequence (8 tokens) split in 2 beside data or tensor: flash attention
 # keeps each device's query rows and gathers the keys and values; spelled
 # out, its causal mask compares global positions.
-check_partitioned tiny data=2,sequence=2,fsdp=2
-check_partitioned tiny data=2,sequence=2,fsdp=2 --no-flash-attention
-check_partitioned tiny tensor=2,sequence=2,fsdp=2
+MESH=data=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-data
+MESH=data=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-spelled --batch 4 --no-flash-attention
+MESH=tensor=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-tensor
+MESH=data=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-micro --batch 8 --microbatches 2 \
+  --remat selective
 # PaLM's block: LayerNorm, attention and MLP side by side, one kv head that
 # the tensor axis cannot split (every device keeps it), tied embeddings.
 cat >palmish.toml <<'TOML'
@@ -129,8 +133,32 @@ parallel_layers = true
 max_seq = 8
 TOML
 check_partitioned palmish
-check_partitioned palmish sequence=2,tensor=2,data=2
-check_partitioned palmish sequence=2,tensor=2,data=2 --no-flash-attention
+MESH=sequence=2,tensor=2,data=2 check_partitioned palmish palmish-seq
+MESH=sequence=2,tensor=2,data=2 check_partitioned palmish palmish-seq-spelled --batch 4 \
+  --no-flash-attention
+# GPT-3's block: LayerNorm with shift, a bias on every projection (split as
+# its weight's output), a GELU MLP, a learned position table longer than the
+# sequence, tied embeddings.
+cat >gpt3ish.toml <<'TOML'
+name = "gpt3ish"
+description = "GPT-3's block, for tests"
+[architecture]
+layers = 2
+d_model = 16
+heads = 4
+kv_heads = 4
+head_dim = 4
+d_ff = 24
+vocab = 11
+mlp = "gelu"
+norm = "layernorm"
+bias = true
+tied_embeddings = true
+position_embeddings = 12
+max_seq = 8
+TOML
+check_partitioned gpt3ish
+MESH=sequence=2,tensor=2,data=2 check_partitioned gpt3ish gpt3ish-seq
 
 # A real model's step, timed on a slice: partitioned, fitted into HBM.
 "$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
@@ -138,17 +166,30 @@ check_partitioned palmish sequence=2,tensor=2,data=2 --no-flash-attention
 "$tpusim" run llama.mlir --slice v5p-16 --timing-only >llama.txt 2>&1 || fail "llama3-8b: $(tail -n 1 llama.txt)"
 grep -q 'MFU over the slice' llama.txt || fail "llama3-8b: no MFU"
 grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail "llama3-8b: layers not counted"
+# GPT-3 175B (biases, learned positions): its parameters and AdamW's moments
+# (2.1 TB in f32) fit v5p-128's 64 chips, not v5p-32's 16.
+"$tpusim" model gpt3-175b --emit gpt3.mlir --batch 32 --seq 2048 --mesh fsdp=32,tensor=2 >/dev/null 2>&1 ||
+  fail "emit gpt3-175b"
+"$tpusim" run gpt3.mlir --slice v5p-128 --timing-only >gpt3.txt 2>&1 || fail "gpt3-175b: $(tail -n 1 gpt3.txt)"
+grep -q 'MFU over the slice' gpt3.txt || fail "gpt3-175b: no MFU"
+grep -q 'while at gpt3.mlir:[0-9:]*: 96 iterations inferred' gpt3.txt || fail "gpt3-175b: layers not counted"
 
-# tpusim plan: every mesh of two slices timed, fastest first, as a table and JSON.
+# tpusim plan: every mesh of two slices under every remat policy timed,
+# fastest first, as a table and JSON.
 "$tpusim" plan --model llama3-8b --slices v5e-16,v5p-16 --global-batch 32 --seq 2048 \
   --json plan.json >plan.txt 2>progress.txt || fail "plan: $(tail -n 1 plan.txt)"
-grep -q '^best: v5p-16 with --mesh data=1,fsdp=8,tensor=1$' plan.txt || fail "plan: $(tail -n 3 plan.txt)"
-grep -q 'planning: 24/24 ' progress.txt || fail "plan: no progress line: $(tail -n 1 progress.txt)"
+grep -q '^best: v5p-16 with --mesh data=1,fsdp=8,tensor=1 --remat [a-z]* --microbatches 1$' plan.txt ||
+  fail "plan: $(tail -n 3 plan.txt)"
+grep -q 'planning: 72/72 ' progress.txt || fail "plan: no progress line: $(tail -n 1 progress.txt)"
 $py - <<'PY' || fail "plan.json"
 import json
 plan = json.load(open("plan.json"))
 fits = [c for c in plan["candidates"] if c["fits"]]
-assert len(plan["candidates"]) == 24 and fits, len(plan["candidates"])
+meshes = {(c["slice"], c["data"], c["fsdp"], c["tensor"]) for c in plan["candidates"]}
+assert len(meshes) == 24 and fits, len(meshes)
+# Each mesh's full remat fits with the fewest microbatches: 1 here.
+assert all(c["microbatches"] == 1 for c in fits if c["remat"] == "full")
+assert {c["remat"] for c in fits} == {"full", "selective", "none"}
 times = [c["step_seconds"] for c in fits]
 assert times == sorted(times), times
 for c in fits:
@@ -161,7 +202,7 @@ PY
 # unless split: the replicated meshes are rejected with their memory.
 "$tpusim" plan --model llama3-8b --slice v5e-16 --global-batch 16 --seq 4096 >oom.txt 2>/dev/null ||
   fail "plan oom: $(tail -n 1 oom.txt)"
-grep -q 'rejected v5litepod-16 data=16,fsdp=1,tensor=1: @main needs .* of HBM but v5e has' oom.txt ||
+grep -q 'rejected v5litepod-16 --mesh data=16,fsdp=1,tensor=1 --remat full --microbatches 1: @main needs .* of HBM but v5e has' oom.txt ||
   fail "plan oom: $(grep rejected oom.txt | head -n 1)"
 
 # bad NAME STATUS MESSAGE ARGS...: exit STATUS, one line naming the problem.
@@ -202,7 +243,13 @@ bad "sequence" 2 "a sequence of 1000 tokens does not split over sequence = 3" \
   llama3-8b --emit x.mlir --seq 1000 --mesh sequence=3
 bad "serve sequence" 3 "the prefill step of llama3-8b: a sequence axis is not built yet" \
   llama3-8b --step prefill --emit x.mlir --seq 64 --mesh sequence=2
+bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp = 4" llama3-8b --emit x.mlir \
+  --batch 8 --mesh data=4 --microbatches 4
+bad "remat" 2 "remat policy 'some': expected full, selective or none" llama3-8b --emit x.mlir --remat some
+bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
 bad "moe" 3 "the train step of mixtral-8x7b: a mixture of experts is not built yet" mixtral-8x7b --emit x.mlir
+bad "positions" 2 "the train step of gpt3-175b: seq 16385 exceeds the 16384 positions of its position table" \
+  gpt3-175b --emit x.mlir --seq 16385
 bad_plan() {
   local name=$1 status=$2 message=$3; shift 3
   "$tpusim" plan "$@" >out.txt 2>err.txt
@@ -219,7 +266,7 @@ bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \
   --model llama3-70b --slice v5e-4 --global-batch 4 --seq 1024
 [[ $(grep -cv '^planning: ' err.txt) == 1 ]] || fail "plan fits nowhere: more than one error line"
-grep -q 'rejected v5litepod-4 data=1,fsdp=4,tensor=1: @main needs' out.txt ||
+grep -q 'rejected v5litepod-4 --mesh data=1,fsdp=4,tensor=1 --remat full --microbatches 1: @main needs' out.txt ||
   fail "plan fits nowhere: no breakdown in the table"
 bad_plan "serve sizes" 2 "--batch, --prompt and --gen must be > 0" \
   --model llama3-8b --serve --slice v6e-8 --prompt 16 --gen 4

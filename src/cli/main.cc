@@ -118,8 +118,9 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--report-json", run.report_json, "write the full timing report as JSON");
   run_cmd->add_option("--trace", run.trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
   int64_t trip_count = -1;
-  run_cmd->add_option("--trip-count", trip_count,
-                      "iterations of while loops --timing-only cannot count")
+  run_cmd
+      ->add_option("--trip-count", trip_count,
+                   "iterations of while loops --timing-only cannot count")
       ->check(CLI::NonNegativeNumber);
 
   run_cmd->add_option("--passes", run.compile.passes,
@@ -129,12 +130,14 @@ int Main(int argc, char** argv) {
   run_cmd->add_flag("--latency-hiding", run.compile.latency_hiding,
                     "reorder independent ops so that collectives overlap more compute, as "
                     "XLA's latency-hiding scheduler does");
-  run_cmd->add_flag("--no-fusion", [&](int64_t) { run.compile.fusion = false; },
-                    "compile without the fusion pass, to see what fusion buys");
+  run_cmd->add_flag(
+      "--no-fusion", [&](int64_t) { run.compile.fusion = false; },
+      "compile without the fusion pass, to see what fusion buys");
   run_cmd->add_option("--dump-dir", run.compile.dump_dir,
                       "write the program after every compiler pass here");
-  run_cmd->add_flag("--no-cache", [&](int64_t) { run.compile.use_cache = false; },
-                    "neither read nor write the compile cache");
+  run_cmd->add_flag(
+      "--no-cache", [&](int64_t) { run.compile.use_cache = false; },
+      "neither read nor write the compile cache");
   run_cmd->add_option("--cache-dir", run.compile.cache_dir,
                       "compile cache directory (default $XDG_CACHE_HOME/tpusim)");
 
@@ -165,6 +168,19 @@ int Main(int argc, char** argv) {
   model_cmd
       ->add_option("--param-dtype", model.step.param_dtype,
                    "parameters and optimizer moments: f32, bf16 or f64")
+      ->capture_default_str();
+  model_cmd->add_option("--params", model.params,
+                        "with a family as the name: its model of this size (llama --params 8b)");
+  model_cmd
+      ->add_option("--remat", model.remat,
+                   "what the backward pass recomputes: full (keeps layer inputs), selective "
+                   "(keeps matmul outputs) or none")
+      ->capture_default_str();
+  model_cmd->add_flag("--fp8", model.step.fp8,
+                      "the projections' matmuls in fp8 (e4m3, gradients e5m2), scaled per tensor");
+  model_cmd
+      ->add_option("--microbatches", model.step.microbatches,
+                   "gradient accumulation: the batch in this many microbatches")
       ->capture_default_str();
 
   std::string plan_model, plan_slices, plan_json;
@@ -204,6 +220,13 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   plan_cmd->add_option("--mesh", plan.mesh,
                        "one mesh to time in place of the search: data=D,fsdp=F,tensor=T");
+  plan_cmd->add_option("--param-dtype", plan.param_dtype, "weights and moments: f32 or bf16")
+      ->capture_default_str();
+  plan_cmd->add_flag("--fp8", plan.fp8, "the projections' matmuls in fp8");
+  plan_cmd->add_option("--remat", plan.remat,
+                       "one remat policy (full, selective, none) in place of each");
+  plan_cmd->add_option("--microbatches", plan.microbatches,
+                       "microbatches per step (default: the fewest that fit)");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
 
   CLI::App* slices_cmd =
@@ -212,8 +235,7 @@ int Main(int argc, char** argv) {
   std::string convert_program, convert_to = "mlir";
   CLI::App* convert_cmd =
       app.add_subcommand("convert", "print a program as StableHLO (generic MLIR) or XLA HLO text");
-  convert_cmd->add_option("program", convert_program, "StableHLO or XLA HLO text file")
-      ->required();
+  convert_cmd->add_option("program", convert_program, "StableHLO or XLA HLO text file")->required();
   convert_cmd->add_option("--to", convert_to, "mlir or hlo")
       ->check(CLI::IsMember({"mlir", "hlo"}))
       ->capture_default_str();
@@ -279,8 +301,8 @@ int Main(int argc, char** argv) {
     }
     const bool tty = isatty(fileno(stderr));
     auto progress = [&](const tpusim::planner::Candidate& c, int done, int total) {
-      std::fprintf(stderr, "%splanning: %d/%d %s %s%s", tty ? "\r" : "", done, total,
-                   c.slice.c_str(), c.Mesh().c_str(), tty ? "   " : "\n");
+      std::fprintf(stderr, "%splanning: %d/%d %s %s remat=%s%s", tty ? "\r" : "", done, total,
+                   c.slice.c_str(), c.Mesh().c_str(), c.remat.c_str(), tty ? "   " : "\n");
       if (tty && done == total) std::fputc('\n', stderr);
     };
     auto candidates = tpusim::planner::Plan(plan, progress);

@@ -142,19 +142,22 @@ Val HloWriter::Select(const Val& pred, const Val& a, const Val& b) {
   return v;
 }
 
-Val HloWriter::Layer(const Val& stack, const Val& index) {
+Val HloWriter::Take(const Val& a, int64_t dim, const Val& index) {
   const Val zero = Zero(index.element);
-  Dims sizes = stack.shape;
-  sizes[0] = 1;
-  std::string starts = index.name, types = index.Type();
-  for (int64_t d = 1; d < stack.rank(); ++d) {
-    starts += ", " + zero.name;
-    types += ", " + zero.Type();
+  Dims sizes = a.shape;
+  sizes[dim] = 1;
+  std::string starts, types;
+  for (int64_t d = 0; d < a.rank(); ++d) {
+    const Val& start = d == dim ? index : zero;
+    starts += (d ? ", " : "") + start.name;
+    types += (d ? ", " : "") + start.Type();
   }
-  Val one{Fresh(), sizes, stack.element};
-  Line(one.name + " = stablehlo.dynamic_slice " + stack.name + ", " + starts +
-       ", sizes = " + List(sizes) + " : (" + stack.Type() + ", " + types + ") -> " + one.Type());
-  return Reshape(one, Dims(stack.shape.begin() + 1, stack.shape.end()));
+  Val one{Fresh(), sizes, a.element};
+  Line(one.name + " = stablehlo.dynamic_slice " + a.name + ", " + starts +
+       ", sizes = " + List(sizes) + " : (" + a.Type() + ", " + types + ") -> " + one.Type());
+  Dims shape = a.shape;
+  shape.erase(shape.begin() + dim);
+  return Reshape(one, shape);
 }
 
 Val HloWriter::UpdateSlice(const Val& a, const Val& update, const std::vector<Val>& starts) {

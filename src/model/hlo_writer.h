@@ -52,7 +52,9 @@ class HloWriter {
   Val Compare(const std::string& direction, const Val& a, const Val& b);
   Val Select(const Val& pred, const Val& a, const Val& b);
   // a[index, ...] with the leading dimension dropped: a layer of a stack.
-  Val Layer(const Val& stack, const Val& index);
+  Val Layer(const Val& stack, const Val& index) { return Take(stack, 0, index); }
+  // Entry `index` of `a` along `dim`, that dimension dropped.
+  Val Take(const Val& a, int64_t dim, const Val& index);
   // `stack` with layer `index` replaced by `value`.
   Val SetLayer(const Val& stack, const Val& value, const Val& index);
   // `a` with `update` (of a's rank) written at `starts` (i32 scalars).

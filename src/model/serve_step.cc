@@ -29,7 +29,7 @@ std::string StepBuilder::CacheSharding() const {
 // The final norm and the logits of `x` [b, 1, d]: [b, vocab], in f32 (or
 // f64 for f64 activations).
 Val StepBuilder::Logits(const std::map<std::string, Val>& p, const Val& x) {
-  const Val hf = Norm(x, w_.Convert(p.at("final_norm"), o_.dtype));
+  const Val hf = Norm(x, w_.Convert(p.at("final_norm"), o_.dtype), Optional(p, "final_norm_bias"));
   const std::string f = o_.dtype == "f64" ? "f64" : "f32";
   const Val logits = m_.tied_embeddings
                          ? w_.Dot(hf, w_.Convert(p.at("embed"), o_.dtype), {}, {}, {2}, {1}, f)
@@ -38,14 +38,14 @@ Val StepBuilder::Logits(const std::map<std::string, Val>& p, const Val& x) {
 }
 
 std::string StepBuilder::ServingStep(const std::string& name, const Val& k_cache,
-                                     const Val& v_cache, const Val& tokens,
+                                     const Val& v_cache, const Val& tokens, int64_t first,
                                      const std::map<std::string, Val>& p,
                                      const std::map<std::string, Val>& stacks,
                                      const ServingLayer& layer) {
   std::vector<std::string> names;
   std::vector<Val> init = {
       Scalar(0, "i32"),
-      w_.Constraint(w_.Gather(w_.Convert(p.at("embed"), o_.dtype), tokens), BatchSharding(3)),
+      w_.Constraint(Embed(p, w_.Convert(p.at("embed"), o_.dtype), tokens, first), BatchSharding(3)),
       k_cache, v_cache};
   for (const auto& [stack, v] : stacks) {
     names.push_back(stack);
@@ -75,7 +75,7 @@ std::string StepBuilder::BuildPrefill() {
   const Val cache =
       w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, kv_, hd_}, o_.dtype), CacheSharding());
   return ServingStep(
-      "prefill_step", cache, cache, tokens, p, stacks,
+      "prefill_step", cache, cache, tokens, 0, p, stacks,
       [&](const Weights& w, const Val& i, const Val& x, const Val& kc,
           const Val& vc) -> std::vector<Val> {
         const LayerActs acts = Forward(w, x);
@@ -90,36 +90,36 @@ std::string StepBuilder::BuildDecode(int64_t context) {
   const Val k_cache = Arg("k_cache", cache_shape, o_.dtype, CacheSharding(), true);
   const Val v_cache = Arg("v_cache", cache_shape, o_.dtype, CacheSharding(), true);
   const Val tokens = Arg("tokens", {b_, 1}, "i32", BatchSharding(2), false);
-  return ServingStep("decode_step", k_cache, v_cache, tokens, p, stacks,
-                     [&](const Weights& w, const Val& i, const Val& x, const Val& k_stack,
-                         const Val& v_stack) -> std::vector<Val> {
-                       LayerActs acts;
-                       acts.x = w_.Constraint(x, BatchSharding(3));
-                       acts.h1 = Norm(acts.x, w.norm1);
-                       acts.q = w_.Reshape(Proj(acts.h1, w.wq), {b_, 1, h_, hd_});
-                       // The new token's key and value go in at `context`; attention reads
-                       // the layer's whole cache, every position valid (no mask).
-                       const Val zero = Scalar(0, "i32"),
-                                 at = Scalar(static_cast<double>(context), "i32");
-                       auto store = [&](const Val& stack, const Val& wkv) {
-                         const Val kv = w_.Reshape(Proj(acts.h1, wkv), {1, b_, 1, kv_, hd_});
-                         return w_.UpdateSlice(stack, kv, {i, zero, at, zero, zero});
-                       };
-                       const Val kc = store(k_stack, w.wk), vc = store(v_stack, w.wv);
-                       acts.k = w_.Layer(kc, i);
-                       acts.v = w_.Layer(vc, i);
-                       if (RepeatKv()) {
-                         acts.k = RepeatHeads(acts.k);
-                         acts.v = RepeatHeads(acts.v);
-                       }
-                       const std::string scale = FlashAttrs().substr(FlashAttrs().find("scale"));
-                       const std::vector<Val> r = w_.Generic(
-                           "tpusim.flash_attention", {acts.q, acts.k, acts.v},
-                           {acts.q, {"", {b_, h_, 1}, "f32"}}, "causal = false, " + scale);
-                       acts.o = w_.Reshape(r[0], {b_, 1, h_ * hd_});
-                       FinishLayer(w, acts);
-                       return {acts.y, kc, vc};
-                     });
+  return ServingStep(
+      "decode_step", k_cache, v_cache, tokens, context, p, stacks,
+      [&](const Weights& w, const Val& i, const Val& x, const Val& k_stack,
+          const Val& v_stack) -> std::vector<Val> {
+        LayerActs acts;
+        acts.x = w_.Constraint(x, BatchSharding(3));
+        acts.h1 = Norm(acts.x, w.norm1, w.norm1_b);
+        acts.q = w_.Reshape(Proj(acts.h1, w.wq, w.wq_b), {b_, 1, h_, hd_});
+        // The new token's key and value go in at `context`; attention reads
+        // the layer's whole cache, every position valid (no mask).
+        const Val zero = Scalar(0, "i32"), at = Scalar(static_cast<double>(context), "i32");
+        auto store = [&](const Val& stack, const Val& wkv, const Val& bias) {
+          const Val kv = w_.Reshape(Proj(acts.h1, wkv, bias), {1, b_, 1, kv_, hd_});
+          return w_.UpdateSlice(stack, kv, {i, zero, at, zero, zero});
+        };
+        const Val kc = store(k_stack, w.wk, w.wk_b), vc = store(v_stack, w.wv, w.wv_b);
+        acts.k = w_.Layer(kc, i);
+        acts.v = w_.Layer(vc, i);
+        if (RepeatKv()) {
+          acts.k = RepeatHeads(acts.k);
+          acts.v = RepeatHeads(acts.v);
+        }
+        const std::string scale = FlashAttrs().substr(FlashAttrs().find("scale"));
+        const std::vector<Val> r =
+            w_.Generic("tpusim.flash_attention", {acts.q, acts.k, acts.v},
+                       {acts.q, {"", {b_, h_, 1}, "f32"}}, "causal = false, " + scale);
+        acts.o = w_.Reshape(r[0], {b_, 1, h_ * hd_});
+        FinishLayer(w, acts);
+        return {acts.y, kc, vc};
+      });
 }
 
 namespace {
@@ -147,6 +147,12 @@ StatusOr<std::string> EmitDecodeStep(const ModelSpec& spec, const TrainStepOptio
                                      int64_t context) {
   if (context < 0) return InvalidArgument("the context must be >= 0 tokens");
   TPUSIM_RETURN_IF_ERROR(NoSequenceAxis(spec, options, "decode step"));
+  if (spec.position_embeddings > 0 && context >= spec.position_embeddings) {
+    return InvalidArgument("the decode step of " + spec.name + ": position " +
+                           std::to_string(context) + " is past the " +
+                           std::to_string(spec.position_embeddings) +
+                           " positions of its position table");
+  }
   TrainStepOptions one = options;
   one.seq = 1;
   TPUSIM_RETURN_IF_ERROR(CheckStep(spec, one, "decode step"));

@@ -131,6 +131,18 @@ void CheckDecodeContinuesPrefill(const ModelSpec& spec) {
 TEST(ServeStep, DecodeContinuesPrefillGroupedQuery) { CheckDecodeContinuesPrefill(Tiny(2, false)); }
 TEST(ServeStep, DecodeContinuesPrefillPalmBlock) { CheckDecodeContinuesPrefill(Tiny(1, true)); }
 
+// GPT-3's block: LayerNorm with shift, biases everywhere, GELU, learned
+// positions (decode adds position t's).
+TEST(ServeStep, DecodeContinuesPrefillGpt3) {
+  ModelSpec m = Tiny(4, false);
+  m.norm = Norm::kLayerNorm;
+  m.mlp = Mlp::kGelu;
+  m.bias = true;
+  m.tied_embeddings = true;
+  m.position_embeddings = 8;
+  CheckDecodeContinuesPrefill(m);
+}
+
 TEST(ServeStep, BadRequestsSayWhy) {
   ModelSpec moe = Tiny(2, false);
   moe.experts = 4;
@@ -140,6 +152,13 @@ TEST(ServeStep, BadRequestsSayWhy) {
   EXPECT_NE(text.status().message().find("the decode step of tiny"), std::string::npos);
   EXPECT_EQ(EmitDecodeStep(Tiny(2, false), {.batch = 1}, -1).status().code(),
             StatusCode::kInvalidArgument);
+  ModelSpec gpt = Tiny(2, false);
+  gpt.position_embeddings = 8;
+  auto past = EmitDecodeStep(gpt, {.batch = 1}, 8);
+  EXPECT_EQ(past.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(past.status().message().find("position 8 is past the 8 positions"), std::string::npos)
+      << past.status().message();
+  EXPECT_TRUE(EmitDecodeStep(gpt, {.batch = 1}, 7).ok());
 }
 
 }  // namespace

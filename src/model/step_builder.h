@@ -4,6 +4,7 @@
 #ifndef TPUSIM_SRC_MODEL_STEP_BUILDER_H_
 #define TPUSIM_SRC_MODEL_STEP_BUILDER_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -25,9 +26,11 @@ struct Param {
   bool per_layer = true;  // stacked by layer: the loops carry it
 };
 
-// One layer's weights, in the compute type.
+// One layer's weights, in the compute type; biases (`_b`) absent (no name)
+// where the model has none.
 struct Weights {
   Val norm1, wq, wk, wv, wo, norm2, gate, up, down;
+  Val norm1_b, wq_b, wk_b, wv_b, wo_b, norm2_b, gate_b, up_b, down_b;
 };
 
 // What a layer's forward pass computes, kept for its backward pass.
@@ -37,12 +40,29 @@ struct LayerActs {
   Val k_new, v_new;  // the layer's keys and values, [b, s, kv, d]: a KV cache's
 };
 
+// A LayerActs field that the forward loop keeps for the backward pass: its
+// shape and type in one layer, and its mesh axes as the layer computes it
+// and as the stack stores it.
+struct SavedAct {
+  Val LayerActs::*field;
+  Dims shape;
+  std::string element;
+  std::vector<std::vector<std::string>> axes, stored_axes;
+};
+
+// A batch's gradients, by parameter name, in the parameters' type, and
+// its share of the mean loss.
+struct BatchGrads {
+  std::map<std::string, Val> grads;
+  Val loss;
+};
+
 class StepBuilder {
  public:
   StepBuilder(const ModelSpec& m, const TrainStepOptions& o)
       : m_(m),
         o_(o),
-        b_(o.batch),
+        b_(o.batch / std::max<int64_t>(o.microbatches, 1)),
         s_(o.seq > 0 ? o.seq : m.max_seq),
         d_(m.d_model),
         h_(m.heads),
@@ -100,21 +120,36 @@ class StepBuilder {
   Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
   Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
   Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
-  // x W over x's last dimension and W's first.
-  Val Proj(const Val& x, const Val& w) { return w_.Dot(x, w, {}, {}, {2}, {0}); }
+  // A projection's three matmuls, in fp8 with options.fp8 (fp8.cc).
+  // x W (+ b) over x's last dimension and W's first.
+  Val Proj(const Val& x, const Val& w, const Val& b = {}) {
+    return Biased(Matmul(x, kE4M3, w, kE4M3, {2}, {0}, o_.dtype), b);
+  }
   // dy W^T.
-  Val ProjBack(const Val& dy, const Val& w) { return w_.Dot(dy, w, {}, {}, {2}, {1}); }
+  Val ProjBack(const Val& dy, const Val& w) {
+    return Matmul(dy, kE5M2, w, kE4M3, {2}, {1}, o_.dtype);
+  }
   // x^T dy over the batch and sequence: a weight's gradient, accumulated
   // into the parameters' type as the MXU does (its partial sums over the
   // batch then reduce-scatter straight into the weight's sharding).
   Val WeightGrad(const Val& x, const Val& dy) {
-    return w_.Dot(x, dy, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);
+    return Matmul(x, kE4M3, dy, kE5M2, {0, 1}, {0, 1}, o_.param_dtype);
   }
+  // fp8 formats: activations and weights, and gradients (wider range).
+  static constexpr const char* kE4M3 = "f8E4M3FN";
+  static constexpr const char* kE5M2 = "f8E5M2";
+  // a . b contracting `ca` with `cb`, in `out`; with options.fp8, a in
+  // format `fa` and b in `fb`, each scaled to its format's range.
+  Val Matmul(const Val& a, const char* fa, const Val& b, const char* fb, const Dims& ca,
+             const Dims& cb, const std::string& out);
+  // x in fp8 `format`, divided by `scale` (an f32 scalar: x's absolute
+  // maximum over the format's largest value).
+  Val Quantize(const Val& x, const char* format, Val& scale);
 
   Val Rsqrt(const Val& x);
-  // The model's norm (RMSNorm, or LayerNorm without bias) over the last
-  // dimension, scaled by g.
-  Val Norm(const Val& x, const Val& g);
+  // The model's norm (RMSNorm or LayerNorm) over the last dimension, scaled
+  // by g (and shifted by b).
+  Val Norm(const Val& x, const Val& g, const Val& b = {});
   // dx of Norm(x, g) for dy; its scale's gradient in `dg`.
   Val NormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
   Val RmsNormBack(const Val& x, const Val& g, const Val& dy, Val& dg);
@@ -130,6 +165,22 @@ class StepBuilder {
   Val Activation(const Val& x);      // silu or gelu
   Val ActivationGrad(const Val& x);  // its derivative
   LayerActs Forward(const Weights& w, const Val& x);
+  // [b, s, kv, d] keys or values as attention reads them (repeated per
+  // query head where it must).
+  Val KvHeads(const Val& kv);
+  // Causal softmax(q k^T / sqrt(d)): [b, heads, s, t].
+  Val Probs(const Val& q, const Val& k);
+  // What the forward loop keeps, by options.remat (remat.cc).
+  std::vector<SavedAct> SavedActs() const;
+  // A layer's activations from what was kept of them, the rest recomputed.
+  LayerActs Restore(const Weights& w, const LayerActs& saved);
+  // Forward and backward over `tokens` [b, s] (the whole batch or one
+  // microbatch) with parameters `p`.
+  BatchGrads Gradients(const std::vector<Param>& params, const std::map<std::string, Val>& p,
+                       const Val& tokens, const Val& targets);
+  // The batch's microbatches in a loop, their gradients summed.
+  BatchGrads Accumulate(const std::vector<Param>& params, const std::vector<Val>& ps,
+                        const Val& tokens, const Val& targets);
   // The rest of the layer once attention's output a.o is known.
   LayerActs FinishLayer(const Weights& w, LayerActs& a);
   void AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2, Val& dk2,
@@ -146,10 +197,15 @@ class StepBuilder {
   Val Loss(const Val& logits, const Val& targets, Val& dlogits);
   void AdamW(const Val& p, const Val& g, const Val& m, const Val& v, const Val& step,
              std::vector<Val>& out_p, std::vector<Val>& out_m, std::vector<Val>& out_v);
-  // A while loop over the layers carrying `init` (the counter first);
-  // `body` maps the carried values to their next ones. Returns the results.
-  std::vector<Val> Loop(const std::vector<Val>& init,
-                        const std::function<std::vector<Val>(const std::vector<Val>&)>& body);
+  // A while loop of `trips` iterations carrying `init` (the counter
+  // first); `body` maps the carried values to their next ones. Returns the
+  // results. Without `trips`, one iteration per layer.
+  using LoopBody = std::function<std::vector<Val>(const std::vector<Val>&)>;
+  std::vector<Val> Loop(int64_t trips, const std::vector<Val>& init, const LoopBody& body);
+  std::vector<Val> Loop(const std::vector<Val>& init, const LoopBody& body) {
+    return Loop(m_.layers, init, body);
+  }
+  std::string LossType() const { return o_.dtype == "f64" ? "f64" : "f32"; }
 
   // Serving: the weights as @main's arguments (per-layer stacks also in
   // `stacks`), the KV cache's sharding, and the last position's logits.
@@ -160,10 +216,11 @@ class StepBuilder {
   // cache stacks) -> (output, the stacks updated).
   using ServingLayer = std::function<std::vector<Val>(const Weights&, const Val&, const Val&,
                                                       const Val&, const Val&)>;
-  // @main's body: the tokens' embeddings through the layers, carrying the
-  // caches, then the last position's logits; returns the module.
+  // @main's body: the embeddings of the tokens (at positions `first` on)
+  // through the layers, carrying the caches, then the last position's
+  // logits; returns the module.
   std::string ServingStep(const std::string& name, const Val& k_cache, const Val& v_cache,
-                          const Val& tokens, const std::map<std::string, Val>& p,
+                          const Val& tokens, int64_t first, const std::map<std::string, Val>& p,
                           const std::map<std::string, Val>& stacks, const ServingLayer& layer);
   // An argument of @main: its sharding, and whether its buffer is donated
   // (argument i's holds result i, as jax.jit's donate_argnums).
@@ -171,6 +228,27 @@ class StepBuilder {
           const std::string& sharding, bool donate);
   // The module around @main's body, with the mesh and the results' types.
   std::string Module(const std::string& name, const std::string& result_types) const;
+
+  // GPT-3's parts (gpt3_parts.cc): biases and learned positions.
+  // The biases' and the position table's parameters, appended to `p`.
+  void AddBiasAndPositionParams(std::vector<Param>& p) const;
+  // LayerNorm's shift, on LayerNorm models with biases (RMSNorm has none).
+  bool NormBias() const { return m_.bias && m_.norm == Norm::kLayerNorm; }
+  // x + b along x's last dimension; x where b is absent.
+  Val Biased(const Val& x, const Val& b) { return b.name.empty() ? x : Trail("add", x, b); }
+  // grads[name] = dy summed over batch and sequence, in the parameters'
+  // type: the gradient of the bias that was added to what dy is of.
+  void BiasGrad(const std::string& name, const Val& dy, std::map<std::string, Val>& grads);
+  // Parameter `name` of `p` in the compute type; absent if the model has none.
+  Val Optional(const std::map<std::string, Val>& p, const std::string& name);
+  // The rows of `table` (the token embeddings in the compute type) for
+  // `tokens` [b, t], plus the learned embeddings of positions first ..
+  // first + t - 1 where the model has them: [b, t, d].
+  Val Embed(const std::map<std::string, Val>& p, const Val& table, const Val& tokens,
+            int64_t first);
+  // The position table's gradient from the embeddings' gradient `dx`
+  // [b, s, d] (in the parameters' type): rows 0 .. s - 1, the rest zero.
+  Val PositionGrad(const Val& dx);
 
   std::string signature_;
   int donated_ = 0;

@@ -28,6 +28,7 @@ std::vector<Param> StepBuilder::Params() const {
   p.push_back({"down", {l, f_, d_}, {none, tensor, fsdp}});
   p.push_back({"final_norm", {d_}, {none}, false});
   if (!m_.tied_embeddings) p.push_back({"unembed", {d_, m_.vocab}, {fsdp, tensor}, false});
+  AddBiasAndPositionParams(p);
   return p;
 }
 
@@ -65,9 +66,9 @@ Val StepBuilder::InvRms(const Val& xc) {
   return Rsqrt(Add(ms, Fill(o_.norm_epsilon, ms)));
 }
 
-Val StepBuilder::Norm(const Val& x, const Val& g) {
+Val StepBuilder::Norm(const Val& x, const Val& g, const Val& b) {
   const Val xc = Centered(x);
-  return Trail("multiply", Lead("multiply", xc, InvRms(xc)), g);
+  return Biased(Trail("multiply", Lead("multiply", xc, InvRms(xc)), g), b);
 }
 
 Val StepBuilder::NormBack(const Val& x, const Val& g, const Val& dy, Val& dg) {
@@ -120,18 +121,13 @@ Val StepBuilder::ActivationGrad(const Val& x) {
 LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
   LayerActs a;
   a.x = w_.Constraint(x, BatchSharding(3));
-  a.h1 = Norm(a.x, w.norm1);
-  const int64_t g = h_ / kv_;
-  a.q = w_.Reshape(Proj(a.h1, w.wq), {b_, s_, h_, hd_});
+  a.h1 = Norm(a.x, w.norm1, w.norm1_b);
+  a.q = w_.Reshape(Proj(a.h1, w.wq, w.wq_b), {b_, s_, h_, hd_});
+  a.k_new = w_.Reshape(Proj(a.h1, w.wk, w.wk_b), {b_, s_, kv_, hd_});
+  a.v_new = w_.Reshape(Proj(a.h1, w.wv, w.wv_b), {b_, s_, kv_, hd_});
+  a.k = KvHeads(a.k_new);
+  a.v = KvHeads(a.v_new);
   if (o_.flash_attention) {
-    a.k = w_.Reshape(Proj(a.h1, w.wk), {b_, s_, kv_, hd_});
-    a.v = w_.Reshape(Proj(a.h1, w.wv), {b_, s_, kv_, hd_});
-    a.k_new = a.k;
-    a.v_new = a.v;
-    if (RepeatKv()) {
-      a.k = RepeatHeads(a.k);
-      a.v = RepeatHeads(a.v);
-    }
     const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v, Positions()},
                                           {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
     a.o4 = r[0];
@@ -139,13 +135,19 @@ LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
     a.o = w_.Reshape(a.o4, {b_, s_, h_ * hd_});
     return FinishLayer(w, a);
   }
-  auto heads = [&](const Val& kv) {  // each kv head serves g query heads
-    const Val r = w_.Reshape(Proj(a.h1, kv), {b_, s_, kv_, hd_});
-    return g == 1 ? r : RepeatHeads(r);
-  };
-  a.k = heads(w.wk);
-  a.v = heads(w.wv);
-  Val scores = w_.Dot(a.q, a.k, {0, 2}, {0, 2}, {3}, {3});  // b h s t
+  a.p = Probs(a.q, a.k);
+  const Val o = w_.Dot(a.p, a.v, {0, 1}, {0, 2}, {3}, {1});  // b h s d
+  a.o = w_.Reshape(w_.Transpose(o, {0, 2, 1, 3}), {b_, s_, h_ * hd_});
+  return FinishLayer(w, a);
+}
+
+Val StepBuilder::KvHeads(const Val& kv) {
+  const bool repeat = o_.flash_attention ? RepeatKv() : kv_ != h_;
+  return repeat ? RepeatHeads(kv) : kv;
+}
+
+Val StepBuilder::Probs(const Val& q, const Val& k) {
+  Val scores = w_.Dot(q, k, {0, 2}, {0, 2}, {3}, {3});  // b h s t
   scores = Mul(scores, Fill(1 / std::sqrt(static_cast<double>(hd_)), scores));
   // The causal mask, made once per (s, t) and broadcast over batch and heads.
   const Val is = w_.Iota({s_, s_}, 0, "i32"), it = w_.Iota({s_, s_}, 1, "i32");
@@ -153,26 +155,23 @@ LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
   scores = w_.Select(causal, scores, Fill(-1e9, scores));
   const Val e =
       w_.Unary("exponential", Lead("subtract", scores, w_.Reduce("maximum", scores, {3})));
-  a.p = Lead("divide", e, w_.Reduce("add", e, {3}));
-  const Val o = w_.Dot(a.p, a.v, {0, 1}, {0, 2}, {3}, {1});  // b h s d
-  a.o = w_.Reshape(w_.Transpose(o, {0, 2, 1, 3}), {b_, s_, h_ * hd_});
-  return FinishLayer(w, a);
+  return Lead("divide", e, w_.Reduce("add", e, {3}));
 }
 
 LayerActs StepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
-  const Val attn = Proj(a.o, w.wo);
+  const Val attn = Proj(a.o, w.wo, w.wo_b);
   a.x2 = m_.parallel_layers ? a.x : Add(a.x, attn);
-  a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2);
-  a.up = Proj(a.h2, w.up);
+  a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2, w.norm2_b);
+  a.up = Proj(a.h2, w.up, w.up_b);
   if (Gated()) {
-    a.gate = Proj(a.h2, w.gate);
+    a.gate = Proj(a.h2, w.gate, w.gate_b);
     a.act = Mul(Activation(a.gate), a.up);
   } else {
     a.act = Activation(a.up);
   }
   // Side by side, the two branches' sums (partial over a tensor axis) add
   // before they meet the residual: one all-reduce for both, as in PaLM.
-  const Val mlp = Proj(a.act, w.down);
+  const Val mlp = Proj(a.act, w.down, w.down_b);
   a.y = m_.parallel_layers ? Add(a.x, Add(attn, mlp)) : Add(a.x2, mlp);
   return a;
 }
@@ -182,23 +181,29 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
   // MLP.
   const Val dact = ProjBack(dy, w.down);
   grads["down"] = WeightGrad(a.act, dy);
+  BiasGrad("down_bias", dy, grads);
   Val dh2;
   if (Gated()) {
     const Val dgate = Mul(Mul(dact, a.up), ActivationGrad(a.gate));
     const Val dup = Mul(dact, Activation(a.gate));
     grads["gate"] = WeightGrad(a.h2, dgate);
     grads["up"] = WeightGrad(a.h2, dup);
+    BiasGrad("gate_bias", dgate, grads);
+    BiasGrad("up_bias", dup, grads);
     dh2 = Add(ProjBack(dgate, w.gate), ProjBack(dup, w.up));
   } else {
     const Val dup = Mul(dact, ActivationGrad(a.up));
     grads["up"] = WeightGrad(a.h2, dup);
+    BiasGrad("up_bias", dup, grads);
     dh2 = ProjBack(dup, w.up);
   }
   // In a parallel block the MLP reads norm1's output: its gradient joins
   // attention's there, and the residual carries dy to x unchanged.
   const Val dx2 = m_.parallel_layers ? dy : Add(dy, NormBack(a.x2, w.norm2, dh2, grads["norm2"]));
+  if (NormBias() && !m_.parallel_layers) BiasGrad("norm2_bias", dh2, grads);
   // Attention.
   grads["wo"] = WeightGrad(a.o, dx2);
+  BiasGrad("wo_bias", dx2, grads);
   Val dq2, dk2, dv2;
   if (o_.flash_attention) {
     const Val dout4 = w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_});
@@ -215,11 +220,15 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
   grads["wq"] = WeightGrad(a.h1, dq2);
   grads["wk"] = WeightGrad(a.h1, dk2);
   grads["wv"] = WeightGrad(a.h1, dv2);
+  BiasGrad("wq_bias", dq2, grads);
+  BiasGrad("wk_bias", dk2, grads);
+  BiasGrad("wv_bias", dv2, grads);
   // The query's and (side by side) the MLP's input gradients, both partial
   // sums over a tensor axis, add first: one all-reduce for the two.
   Val dh1 = ProjBack(dq2, w.wq);
   if (m_.parallel_layers) dh1 = Add(dh1, dh2);
   dh1 = Add(Add(dh1, ProjBack(dk2, w.wk)), ProjBack(dv2, w.wv));
+  if (NormBias()) BiasGrad("norm1_bias", dh1, grads);
   return Add(dx2, NormBack(a.x, w.norm1, dh1, grads["norm1"]));
 }
 
@@ -249,13 +258,32 @@ void StepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weight
 }
 
 Weights StepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, const Val& i) {
-  auto take = [&](const char* name) {
-    auto it = stacks.find(name);
-    if (it == stacks.end()) return Val{};
-    return w_.Convert(w_.Layer(it->second, i), o_.dtype);
+  static const std::pair<const char*, Val Weights::*> kFields[] = {
+      {"norm1", &Weights::norm1},
+      {"wq", &Weights::wq},
+      {"wk", &Weights::wk},
+      {"wv", &Weights::wv},
+      {"wo", &Weights::wo},
+      {"norm2", &Weights::norm2},
+      {"gate", &Weights::gate},
+      {"up", &Weights::up},
+      {"down", &Weights::down},
+      {"norm1_bias", &Weights::norm1_b},
+      {"wq_bias", &Weights::wq_b},
+      {"wk_bias", &Weights::wk_b},
+      {"wv_bias", &Weights::wv_b},
+      {"wo_bias", &Weights::wo_b},
+      {"norm2_bias", &Weights::norm2_b},
+      {"gate_bias", &Weights::gate_b},
+      {"up_bias", &Weights::up_b},
+      {"down_bias", &Weights::down_b},
   };
-  return {take("norm1"), take("wq"),   take("wk"), take("wv"),  take("wo"),
-          take("norm2"), take("gate"), take("up"), take("down")};
+  Weights w;
+  for (const auto& [name, field] : kFields) {
+    auto it = stacks.find(name);
+    if (it != stacks.end()) w.*field = w_.Convert(w_.Layer(it->second, i), o_.dtype);
+  }
+  return w;
 }
 
 // Mean cross-entropy of `logits` (f32) against `targets`; its gradient in
@@ -268,7 +296,8 @@ Val StepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) {
   const Val vocab = w_.Constraint(w_.Iota(logits.shape, 2, "i32"), LogitsSharding());
   const Val hot = w_.Compare("EQ", vocab, w_.Broadcast(targets, logits.shape, {0, 1}));
   const Val picked = w_.Reduce("add", w_.Select(hot, logits, Fill(0, logits)), {2});
-  const double tokens = static_cast<double>(b_ * s_);
+  // The mean over the whole batch: microbatches' losses and gradients sum.
+  const double tokens = static_cast<double>(o_.batch * s_);
   const Val loss = w_.Binary("divide", w_.Reduce("add", Sub(lse, picked), {0, 1}),
                              Scalar(tokens, logits.element));
   const Val softmax = Lead("divide", e, z);
@@ -296,9 +325,8 @@ void StepBuilder::AdamW(const Val& p, const Val& g, const Val& m, const Val& v, 
   out_v.push_back(v2);
 }
 
-std::vector<Val> StepBuilder::Loop(
-    const std::vector<Val>& init,
-    const std::function<std::vector<Val>(const std::vector<Val>&)>& body) {
+std::vector<Val> StepBuilder::Loop(int64_t trips, const std::vector<Val>& init,
+                                   const LoopBody& body) {
   std::vector<Val> args;
   std::string header, types;
   for (size_t i = 0; i < init.size(); ++i) {
@@ -310,7 +338,7 @@ std::vector<Val> StepBuilder::Loop(
   w_.Line(name + ":" + std::to_string(init.size()) + " = stablehlo.while(" + header +
           ") : " + types);
   w_.Line("cond {");
-  const Val limit = Scalar(static_cast<double>(m_.layers), "i32");
+  const Val limit = Scalar(static_cast<double>(trips), "i32");
   const Val more = w_.Compare("LT", args[0], limit);
   w_.Line("  stablehlo.return " + more.name + " : tensor<i1>");
   w_.Line("} do {");
@@ -326,22 +354,9 @@ std::vector<Val> StepBuilder::Loop(
   return results;
 }
 
-std::string StepBuilder::BuildTrain() {
-  const std::vector<Param> params = Params();
-  std::string result_types;
-  std::map<std::string, Val> p, stacks;
-  std::vector<Val> ps, ms, vs;
-  for (const char* prefix : {"", "m_", "v_"}) {
-    for (const Param& q : params) {
-      Val v = Arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes), true);
-      (prefix[0] == 0 ? ps : prefix[0] == 'm' ? ms : vs).push_back(v);
-      if (prefix[0] == 0) p[q.name] = v;
-      if (prefix[0] == 0 && q.per_layer) stacks[q.name] = v;
-    }
-  }
-  const Val step = Arg("step", {}, "f32", "", false);
-  const Val tokens = Arg("tokens", {b_, s_}, "i32", BatchSharding(2), false);
-  const Val targets = Arg("targets", {b_, s_}, "i32", BatchSharding(2), false);
+BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
+                                  const std::map<std::string, Val>& p, const Val& tokens,
+                                  const Val& targets) {
   std::vector<std::string> layer_names;
   // A layer's gradient is sharded as its weight, so that the partial sums
   // over the batch reduce-scatter rather than all-reduce whole.
@@ -352,71 +367,85 @@ std::string StepBuilder::BuildTrain() {
     layer_shardings.push_back(Sharding({q.axes.begin() + 1, q.axes.end()}));
   }
   const size_t n = layer_names.size();
+  const std::vector<SavedAct> saved = SavedActs();
+  const size_t ns = saved.size();
+  const Val one = Scalar(1, "i32");
 
-  // Forward: the layers in a loop that keeps each one's input.
-  const Val embed = w_.Convert(p["embed"], o_.dtype);
-  // The saved inputs split over tensor too, along d_model: each device keeps
-  // a slice, and the backward pass gathers a layer's back when it needs it.
-  std::vector<std::vector<std::string>> saved_axes = {
-      {}, {"data", "fsdp"}, {"sequence"}, {"tensor"}};
+  // Forward: the layers in a loop that keeps what the backward pass reads,
+  // stacked by layer.
+  const Val embed = w_.Convert(p.at("embed"), o_.dtype);
   std::vector<Val> init = {
-      Scalar(0, "i32"), w_.Constraint(w_.Gather(LookupTable(embed), tokens), BatchSharding(3)),
-      w_.Constraint(w_.Splat(0, {m_.layers, b_, s_, d_}, o_.dtype), Sharding(saved_axes))};
-  for (const std::string& name : layer_names) init.push_back(stacks[name]);
+      Scalar(0, "i32"), w_.Constraint(Embed(p, LookupTable(embed), tokens, 0), BatchSharding(3))};
+  for (const SavedAct& sa : saved) {
+    Dims shape = sa.shape;
+    shape.insert(shape.begin(), m_.layers);
+    std::vector<std::vector<std::string>> axes = sa.stored_axes;
+    axes.insert(axes.begin(), std::vector<std::string>{});
+    init.push_back(w_.Constraint(w_.Splat(0, shape, sa.element), Sharding(axes)));
+  }
+  for (const std::string& name : layer_names) init.push_back(p.at(name));
   const std::vector<Val> fwd = Loop(init, [&](const std::vector<Val>& a) {
     std::map<std::string, Val> st;
-    for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
+    for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[2 + ns + k];
     const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
-    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), acts.y, w_.SetLayer(a[2], a[1], a[0])};
-    next.insert(next.end(), a.begin() + 3, a.end());
+    std::vector<Val> next = {Add(a[0], one), acts.y};
+    for (size_t k = 0; k < ns; ++k) {
+      next.push_back(w_.SetLayer(a[2 + k], acts.*saved[k].field, a[0]));
+    }
+    next.insert(next.end(), a.begin() + 2 + static_cast<int64_t>(ns), a.end());
     return next;
   });
 
   // The head and the loss.
-  const std::string loss_type = o_.dtype == "f64" ? "f64" : "f32";
-  const Val final_norm = w_.Convert(p["final_norm"], o_.dtype);
-  const Val hf = w_.Constraint(Norm(fwd[1], final_norm), BatchSharding(3));
-  const Val out = m_.tied_embeddings ? embed : w_.Convert(p["unembed"], o_.dtype);
-  const Val logits = w_.Constraint(
-      m_.tied_embeddings ? w_.Dot(hf, out, {}, {}, {2}, {1}) : Proj(hf, out), LogitsSharding());
+  const Val final_norm = w_.Convert(p.at("final_norm"), o_.dtype);
+  const Val hf =
+      w_.Constraint(Norm(fwd[1], final_norm, Optional(p, "final_norm_bias")), BatchSharding(3));
+  const Val out = m_.tied_embeddings ? embed : w_.Convert(p.at("unembed"), o_.dtype);
+  const Val logits =
+      w_.Constraint(w_.Dot(hf, out, {}, {}, {2}, {m_.tied_embeddings ? 1 : 0}), LogitsSharding());
   Val dlogits;
-  const Val loss = Loss(w_.Convert(logits, loss_type), targets, dlogits);
+  BatchGrads r;
+  r.loss = Loss(w_.Convert(logits, LossType()), targets, dlogits);
   dlogits = w_.Convert(dlogits, o_.dtype);
-  const Val dhf =
-      m_.tied_embeddings ? w_.Dot(dlogits, out, {}, {}, {2}, {0}) : ProjBack(dlogits, out);
-  const Val dout = WeightGrad(hf, dlogits);  // d x vocab
+  const Val dhf = w_.Dot(dlogits, out, {}, {}, {2}, {m_.tied_embeddings ? 0 : 1});
+  const Val dout = w_.Dot(hf, dlogits, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);  // d x vocab
   Val dfinal;
   const Val dx_last = NormBack(fwd[1], final_norm, dhf, dfinal);
 
-  // Backward: the layers in reverse, each recomputed from its input.
-  std::vector<Val> binit = {Scalar(0, "i32"), dx_last, fwd[2]};
-  for (const std::string& name : layer_names) binit.push_back(stacks[name]);
+  // Backward: the layers in reverse, each restored from what was kept.
+  std::vector<Val> binit = {Scalar(0, "i32"), dx_last};
+  binit.insert(binit.end(), fwd.begin() + 2, fwd.begin() + 2 + static_cast<int64_t>(ns));
+  for (const std::string& name : layer_names) binit.push_back(p.at(name));
   for (const Param& q : params) {
     if (q.per_layer) {
       binit.push_back(w_.Constraint(w_.Splat(0, q.shape, o_.param_dtype), Sharding(q.axes)));
     }
   }
-  const std::vector<Val> bwd =
-      Loop(binit, [&](const std::vector<Val>& a) {
-        const Val i = Sub(Scalar(static_cast<double>(m_.layers - 1), "i32"), a[0]);
-        std::map<std::string, Val> st;
-        for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[3 + k];
-        const Weights weights = LayerWeights(st, i);
-        const LayerActs acts = Forward(weights, w_.Layer(a[2], i));
-        std::map<std::string, Val> grads;
-        const Val dx = Backward(weights, acts, a[1], grads);
-        std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), dx, a[2]};
-        next.insert(next.end(), a.begin() + 3, a.begin() + 3 + static_cast<int64_t>(n));
-        for (size_t k = 0; k < n; ++k) {
-          const Val g =
-              w_.Constraint(w_.Convert(grads[layer_names[k]], o_.param_dtype), layer_shardings[k]);
-          next.push_back(w_.SetLayer(a[3 + n + k], g, i));
-        }
-        return next;
-      });
+  const size_t weights_at = 2 + ns, grads_at = weights_at + n;
+  const std::vector<Val> bwd = Loop(binit, [&](const std::vector<Val>& a) {
+    const Val i = Sub(Scalar(static_cast<double>(m_.layers - 1), "i32"), a[0]);
+    std::map<std::string, Val> st;
+    for (size_t k = 0; k < n; ++k) st[layer_names[k]] = a[weights_at + k];
+    const Weights weights = LayerWeights(st, i);
+    LayerActs kept;
+    for (size_t k = 0; k < ns; ++k) {
+      const Val layer = w_.Layer(a[2 + k], i);
+      // Restore constrains the layer's input as Forward does.
+      kept.*saved[k].field = k == 0 ? layer : w_.Constraint(layer, Sharding(saved[k].axes));
+    }
+    std::map<std::string, Val> grads;
+    const Val dx = Backward(weights, Restore(weights, kept), a[1], grads);
+    std::vector<Val> next = {Add(a[0], one), dx};
+    next.insert(next.end(), a.begin() + 2, a.begin() + static_cast<int64_t>(grads_at));
+    for (size_t k = 0; k < n; ++k) {
+      const Val g =
+          w_.Constraint(w_.Convert(grads[layer_names[k]], o_.param_dtype), layer_shardings[k]);
+      next.push_back(w_.SetLayer(a[grads_at + k], g, i));
+    }
+    return next;
+  });
 
-  std::map<std::string, Val> grads;
-  for (size_t k = 0; k < n; ++k) grads[layer_names[k]] = bwd[3 + n + k];
+  for (size_t k = 0; k < n; ++k) r.grads[layer_names[k]] = bwd[grads_at + k];
   // The embedding's gradient split over fsdp (and sequence) along d_model,
   // as the table is: the tokens' gradients trade their fsdp split of the
   // batch (and sequence split) for one of d_model (all-to-alls), so that no
@@ -429,16 +458,70 @@ std::string StepBuilder::BuildTrain() {
   if (m_.tied_embeddings) {
     dembed = Add(dembed, w_.Transpose(dout_p, {1, 0}));
   } else {
-    grads["unembed"] = dout_p;
+    r.grads["unembed"] = dout_p;
   }
-  grads["embed"] = dembed;
-  grads["final_norm"] = w_.Convert(dfinal, o_.param_dtype);
+  r.grads["embed"] = dembed;
+  r.grads["final_norm"] = w_.Convert(dfinal, o_.param_dtype);
+  if (NormBias()) BiasGrad("final_norm_bias", dhf, r.grads);
+  if (m_.position_embeddings > 0) r.grads["positions"] = PositionGrad(dtokens);
+  return r;
+}
+
+// Microbatch m takes rows b x M + m of the batch: split over the mesh as
+// the batch is, so that taking one moves nothing between devices.
+BatchGrads StepBuilder::Accumulate(const std::vector<Param>& params, const std::vector<Val>& ps,
+                                   const Val& tokens, const Val& targets) {
+  const int64_t mb = o_.microbatches;
+  auto split = [&](const Val& t) {
+    return w_.Constraint(w_.Reshape(t, {b_, mb, s_}), BatchSharding(3));
+  };
+  std::vector<Val> init = {Scalar(0, "i32"), split(tokens), split(targets), Scalar(0, LossType())};
+  init.insert(init.end(), ps.begin(), ps.end());
+  for (const Param& q : params) {
+    init.push_back(w_.Constraint(w_.Splat(0, q.shape, o_.param_dtype), Sharding(q.axes)));
+  }
+  const size_t n = params.size(), grads_at = 4 + n;
+  const std::vector<Val> out = Loop(mb, init, [&](const std::vector<Val>& a) {
+    std::map<std::string, Val> p;
+    for (size_t k = 0; k < n; ++k) p[params[k].name] = a[4 + k];
+    auto take = [&](const Val& t) { return w_.Constraint(w_.Take(t, 1, a[0]), BatchSharding(2)); };
+    BatchGrads g = Gradients(params, p, take(a[1]), take(a[2]));
+    std::vector<Val> next = {Add(a[0], Scalar(1, "i32")), a[1], a[2], Add(a[3], g.loss)};
+    next.insert(next.end(), a.begin() + 4, a.begin() + static_cast<int64_t>(grads_at));
+    for (size_t k = 0; k < n; ++k) {
+      next.push_back(Add(a[grads_at + k], g.grads.at(params[k].name)));
+    }
+    return next;
+  });
+  BatchGrads r;
+  r.loss = out[3];
+  for (size_t k = 0; k < n; ++k) r.grads[params[k].name] = out[grads_at + k];
+  return r;
+}
+
+std::string StepBuilder::BuildTrain() {
+  const std::vector<Param> params = Params();
+  std::map<std::string, Val> p;
+  std::vector<Val> ps, ms, vs;
+  for (const char* prefix : {"", "m_", "v_"}) {
+    for (const Param& q : params) {
+      Val v = Arg(prefix + q.name, q.shape, o_.param_dtype, Sharding(q.axes), true);
+      (prefix[0] == 0 ? ps : prefix[0] == 'm' ? ms : vs).push_back(v);
+      if (prefix[0] == 0) p[q.name] = v;
+    }
+  }
+  const Val step = Arg("step", {}, "f32", "", false);
+  const Dims batch = {o_.batch, s_};
+  const Val tokens = Arg("tokens", batch, "i32", BatchSharding(2), false);
+  const Val targets = Arg("targets", batch, "i32", BatchSharding(2), false);
+  const BatchGrads g = o_.microbatches > 1 ? Accumulate(params, ps, tokens, targets)
+                                           : Gradients(params, p, tokens, targets);
 
   std::vector<Val> new_p, new_m, new_v;
   for (size_t k = 0; k < params.size(); ++k) {
-    AdamW(ps[k], grads[params[k].name], ms[k], vs[k], step, new_p, new_m, new_v);
+    AdamW(ps[k], g.grads.at(params[k].name), ms[k], vs[k], step, new_p, new_m, new_v);
   }
-  std::string returned, sharded_types;
+  std::string returned, result_types, sharded_types;
   for (const std::vector<Val>* group : {&new_p, &new_m, &new_v}) {
     for (size_t k = 0; k < group->size(); ++k) {
       returned += (returned.empty() ? "" : ", ") + (*group)[k].name;
@@ -448,9 +531,9 @@ std::string StepBuilder::BuildTrain() {
                        (s.empty() ? "" : " {sdy.sharding = " + s + "}");
     }
   }
-  returned += ", " + loss.name;
-  result_types += ", " + loss.Type();
-  sharded_types += ", " + loss.Type();
+  returned += ", " + g.loss.name;
+  result_types += ", " + g.loss.Type();
+  sharded_types += ", " + g.loss.Type();
   w_.Line("return " + returned + " : " + result_types);
 
   return Module("train_step", sharded_types);
@@ -491,10 +574,13 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
     return Unimplemented("the " + step + " of " + spec.name + ": " + what + " is not built yet");
   };
   if (spec.IsMoe()) return unsupported("a mixture of experts");
-  if (spec.bias) return unsupported("biases");
-  if (spec.position_embeddings > 0) return unsupported("learned position embeddings");
   const int64_t seq = options.seq > 0 ? options.seq : spec.max_seq;
   if (options.batch <= 0 || seq <= 0) return InvalidArgument("batch and seq must be > 0");
+  if (spec.position_embeddings > 0 && seq > spec.position_embeddings) {
+    return InvalidArgument("the " + step + " of " + spec.name + ": seq " + std::to_string(seq) +
+                           " exceeds the " + std::to_string(spec.position_embeddings) +
+                           " positions of its position table");
+  }
   int64_t batch_split = 1;
   for (const auto& [name, size] : options.mesh) {
     if (name != "data" && name != "fsdp" && name != "tensor" && name != "sequence") {
@@ -504,8 +590,14 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
     if (name == "data" || name == "fsdp") batch_split *= size;
   }
   TPUSIM_RETURN_IF_ERROR(CheckSequenceSplit(options, seq));
-  if (options.batch % batch_split != 0) {
-    return InvalidArgument("a batch of " + std::to_string(options.batch) +
+  const int64_t mb = options.microbatches;
+  if (mb < 1 || options.batch % mb != 0) {
+    return InvalidArgument("a batch of " + std::to_string(options.batch) + " does not split into " +
+                           std::to_string(mb) + " microbatches");
+  }
+  if (options.batch / mb % batch_split != 0) {
+    return InvalidArgument((mb > 1 ? "a microbatch of " : "a batch of ") +
+                           std::to_string(options.batch / mb) +
                            " does not split over data x fsdp = " + std::to_string(batch_split));
   }
   for (const std::string& t : {options.dtype, options.param_dtype}) {

@@ -54,7 +54,7 @@ std::vector<Tensor> Inputs(const ir::Function& f, std::mt19937& rng) {
     } else if (i < params) {
       for (int64_t e = 0; e < n; ++e) t.mutable_data<double>()[e] = normal(rng);
     } else if (i == 3 * params) {
-      t.mutable_data<double>()[0] = 1;  // step
+      t.mutable_data<float>()[0] = 1;  // step, f32
     }
     in.push_back(std::move(t));
   }
@@ -70,13 +70,7 @@ double Loss(exec::Interpreter& run, const std::vector<Tensor>& in) {
 // Each parameter's gradient, read from the first moment AdamW returns
 // ((1 - beta1) g from zero), agrees with the loss's central difference
 // along a random direction.
-void CheckGradients(const ModelSpec& spec, bool flash = true,
-                    std::vector<std::pair<std::string, int64_t>> mesh = {}) {
-  TrainStepOptions o{.batch = 2,
-                     .dtype = "f64",
-                     .param_dtype = "f64",
-                     .mesh = std::move(mesh),
-                     .flash_attention = flash};
+void CheckGradients(const ModelSpec& spec, const TrainStepOptions& o) {
   auto text = EmitTrainStep(spec, o);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   auto module = Parse(*text);
@@ -108,6 +102,164 @@ void CheckGradients(const ModelSpec& spec, bool flash = true,
     EXPECT_NEAR(predicted, measured, 1e-6 * std::max(1.0, std::abs(measured)))
         << "parameter " << p << " (" << f.entry().argument(static_cast<int>(p)).name() << ")";
   }
+}
+
+TrainStepOptions F64(bool flash = true, std::vector<std::pair<std::string, int64_t>> mesh = {}) {
+  return {.batch = 2,
+          .dtype = "f64",
+          .param_dtype = "f64",
+          .mesh = std::move(mesh),
+          .flash_attention = flash};
+}
+
+void CheckGradients(const ModelSpec& spec, bool flash = true,
+                    std::vector<std::pair<std::string, int64_t>> mesh = {}) {
+  CheckGradients(spec, F64(flash, std::move(mesh)));
+}
+
+// The step's results (parameters, moments, loss) for the same random inputs.
+std::vector<Tensor> RunStep(const ModelSpec& spec, const TrainStepOptions& o) {
+  auto text = EmitTrainStep(spec, o);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  if (!text.ok()) return {};
+  auto module = Parse(*text);
+  if (!module) return {};
+  std::mt19937 rng(3);
+  exec::Interpreter run(*module, {});
+  auto out = run.Run("main", Inputs(*module->Lookup("main"), rng));
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? std::move(*out) : std::vector<Tensor>{};
+}
+
+void ExpectSameResults(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].num_elements(), b[r].num_elements());
+    for (int64_t e = 0; e < a[r].num_elements(); ++e) {
+      const double x = a[r].data<double>()[e], y = b[r].data<double>()[e];
+      ASSERT_NEAR(x, y, 1e-11 * std::max(1.0, std::abs(x))) << "result " << r << " [" << e << "]";
+    }
+  }
+}
+
+// Each policy keeps different activations and recomputes the rest: the
+// gradients stay exact, with flash attention and spelled out, in sequence
+// and in PaLM's parallel block.
+TEST(TrainStep, GradientsMatchFiniteDifferencesUnderEveryRemat) {
+  ModelSpec parallel = Tiny(Mlp::kGelu, true);
+  parallel.parallel_layers = true;
+  parallel.norm = Norm::kLayerNorm;
+  for (auto remat : {TrainStepOptions::Remat::kSelective, TrainStepOptions::Remat::kNone}) {
+    for (bool flash : {true, false}) {
+      SCOPED_TRACE(std::string(RematName(remat)) + (flash ? " flash" : " spelled out"));
+      TrainStepOptions o = F64(flash);
+      o.remat = remat;
+      CheckGradients(Tiny(), o);
+      CheckGradients(parallel, o);
+    }
+  }
+}
+
+TEST(TrainStep, RematPoliciesKeepWhatTheyNameAndAgree) {
+  TrainStepOptions o = F64();
+  const std::vector<Tensor> full = RunStep(Tiny(), o);
+  // Each kept activation is a stack the forward loop carries: full keeps
+  // the input; selective adds q, k, v, attention's output and its
+  // log-sum-exps, the mid-layer residual and the MLP's two projections;
+  // none adds both norms' outputs and the activation.
+  const int carried[] = {3 + 9, 3 + 9 + 8, 3 + 9 + 8 + 3};
+  int i = 0;
+  for (auto remat : {TrainStepOptions::Remat::kFull, TrainStepOptions::Remat::kSelective,
+                     TrainStepOptions::Remat::kNone}) {
+    o.remat = remat;
+    ExpectSameResults(RunStep(Tiny(), o), full);
+    auto text = EmitTrainStep(Tiny(), o);
+    ASSERT_TRUE(text.ok());
+    const size_t loop = text->find(" = stablehlo.while(");
+    ASSERT_NE(loop, std::string::npos);
+    const size_t colon = text->rfind(':', loop);
+    EXPECT_EQ(std::stoi(text->substr(colon + 1, loop - colon - 1)), carried[i++])
+        << RematName(remat);
+  }
+}
+
+// Two microbatches of 2 give the batch of 4's step: the loss is the mean
+// over every token, the gradients their sum.
+TEST(TrainStep, MicrobatchesAccumulateTheBatchsGradients) {
+  for (auto remat : {TrainStepOptions::Remat::kFull, TrainStepOptions::Remat::kNone}) {
+    TrainStepOptions o = F64();
+    o.batch = 4;
+    o.remat = remat;
+    const std::vector<Tensor> whole = RunStep(Tiny(), o);
+    o.microbatches = 2;
+    const std::vector<Tensor> accumulated = RunStep(Tiny(), o);
+    ExpectSameResults(accumulated, whole);
+    o.microbatches = 4;
+    ExpectSameResults(RunStep(Tiny(), o), whole);
+  }
+}
+
+// fp8 projections: e4m3 operands forward, e5m2 gradients, scaled per
+// tensor. The step stays close to the exact one (fp8 keeps 3 mantissa
+// bits), and only the projections' dots take fp8.
+TEST(TrainStep, Fp8ProjectionsStayCloseToTheExactStep) {
+  TrainStepOptions o{.batch = 2, .dtype = "f32", .param_dtype = "f32"};
+  auto exact_text = EmitTrainStep(Tiny(), o);
+  o.fp8 = true;
+  auto fp8_text = EmitTrainStep(Tiny(), o);
+  ASSERT_TRUE(exact_text.ok() && fp8_text.ok());
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The layer loops' text: q, k, v, o, gate, up and down forward (in both
+  // loops: the backward recomputes them), their 7 input gradients and 7
+  // weight gradients; the logits' projection stays unquantized.
+  EXPECT_EQ(count(*fp8_text, "stablehlo.dot_general"), count(*exact_text, "stablehlo.dot_general"));
+  EXPECT_EQ(count(*fp8_text, "xf8E4M3FN>, tensor<") + count(*fp8_text, "xf8E5M2>, tensor<"),
+            4u * 7);
+  auto run = [](const std::string& text) {
+    auto module = Parse(text);
+    std::mt19937 rng(3);
+    exec::Interpreter interpreter(*module, {});
+    const ir::Function& f = *module->Lookup("main");
+    std::vector<Tensor> in;
+    std::normal_distribution<float> normal(0, 0.5f);
+    const size_t params = (f.type().inputs.size() - 3) / 3;
+    for (size_t i = 0; i < f.type().inputs.size(); ++i) {
+      Tensor t = *Tensor::Allocate(f.type().inputs[i]);
+      for (int64_t e = 0; e < t.num_elements(); ++e) {
+        if (t.element() == ir::ElementType::kSI32) {
+          t.mutable_data<int32_t>()[e] = static_cast<int32_t>(rng() % 11);
+        } else if (i < params) {
+          t.mutable_data<float>()[e] = normal(rng);
+        } else if (i == 3 * params) {
+          t.mutable_data<float>()[e] = 1;
+        }
+      }
+      in.push_back(std::move(t));
+    }
+    auto out = interpreter.Run("main", in);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? out->back().data<float>()[0] : NAN;
+  };
+  const float exact = run(*exact_text), quantized = run(*fp8_text);
+  EXPECT_NEAR(quantized, exact, 0.05 * exact);
+  EXPECT_NE(quantized, exact);
+}
+
+TEST(TrainStep, RejectsMicrobatchesTheBatchOrMeshCannotTake) {
+  TrainStepOptions o{.batch = 6, .mesh = {{"data", 2}}, .microbatches = 4};
+  EXPECT_EQ(EmitTrainStep(Tiny(), o).status().code(), StatusCode::kInvalidArgument);
+  o.microbatches = 2;  // microbatches of 3 over data = 2
+  auto bad = EmitTrainStep(Tiny(), o);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("microbatch of 3"), std::string::npos)
+      << bad.status().ToString();
+  o.microbatches = 3;
+  EXPECT_TRUE(EmitTrainStep(Tiny(), o).ok());
+  EXPECT_FALSE(ParseRemat("some").ok());
 }
 
 TEST(TrainStep, GradientsMatchFiniteDifferencesSwiGlu) { CheckGradients(Tiny()); }
@@ -149,6 +301,81 @@ TEST(TrainStep, SequenceAxisMustDivideTheSequence) {
   EXPECT_EQ(text.status().message(), "a sequence of 5 tokens does not split over sequence = 2");
   // The batch need not divide by it.
   EXPECT_TRUE(EmitTrainStep(m, {.batch = 3, .seq = 4, .mesh = {{"sequence", 2}}}).ok());
+}
+
+// GPT-3's block: LayerNorm with scale and shift, a bias on every
+// projection, a GELU MLP, learned positions (a table longer than the
+// sequence, so that rows past it must take no gradient).
+ModelSpec Gpt3Tiny(bool tied) {
+  ModelSpec m = Tiny(Mlp::kGelu, tied);
+  m.kv_heads = m.heads;
+  m.norm = Norm::kLayerNorm;
+  m.bias = true;
+  m.position_embeddings = 7;
+  return m;
+}
+
+TEST(TrainStep, GradientsMatchFiniteDifferencesGpt3Tied) {
+  CheckGradients(Gpt3Tiny(true));
+  CheckGradients(Gpt3Tiny(true), /*flash=*/false);
+}
+// Selective remat keeps biased projections and recomputes biased norms.
+TEST(TrainStep, GradientsMatchFiniteDifferencesGpt3UnderEveryRemat) {
+  for (auto remat : {TrainStepOptions::Remat::kSelective, TrainStepOptions::Remat::kNone}) {
+    SCOPED_TRACE(RematName(remat));
+    TrainStepOptions o = F64();
+    o.remat = remat;
+    CheckGradients(Gpt3Tiny(false), o);
+  }
+}
+
+TEST(TrainStep, GradientsMatchFiniteDifferencesGpt3Untied) {
+  CheckGradients(Gpt3Tiny(false));
+  CheckGradients(Gpt3Tiny(false), /*flash=*/false);
+}
+
+// Biases on a gated MLP and on one kv head that a tensor axis cannot split
+// (repeated per query head, its bias's gradient summed over them), with
+// RMSNorm, which has no shift.
+TEST(TrainStep, GradientsMatchFiniteDifferencesBiasesGatedMultiQuery) {
+  ModelSpec m = Tiny();
+  m.bias = true;
+  m.kv_heads = 1;
+  CheckGradients(m, /*flash=*/true, {{"tensor", 2}});
+  CheckGradients(m, /*flash=*/false);
+}
+
+// The step's parameters are the ones CountParams counts, element for
+// element, for every model of the library that the step builds.
+TEST(TrainStep, ParametersAreTheCountedOnes) {
+  int built = 0;
+  for (const ModelSpec& m : Library()) {
+    auto text = EmitTrainStep(m, {.batch = 1, .seq = 16});
+    if (!text.ok()) {
+      EXPECT_EQ(text.status().code(), StatusCode::kUnimplemented) << m.name;
+      continue;
+    }
+    auto module = frontend::ParseStableHlo(*text, m.name + ".mlir");
+    ASSERT_TRUE(module.ok()) << m.name << ": " << module.status().ToString();
+    const ir::Function& f = *(*module)->Lookup("main");
+    const size_t params = (f.type().inputs.size() - 3) / 3;
+    int64_t elements = 0;
+    for (size_t i = 0; i < params; ++i) elements += f.type().inputs[i].num_elements();
+    EXPECT_EQ(elements, CountParams(m).total) << m.name;
+    built += m.name.rfind("gpt3-", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(built, 2);  // gpt3-22b and gpt3-175b among them
+}
+
+TEST(TrainStep, SequencesLongerThanThePositionTableAreRefused) {
+  ModelSpec m = Gpt3Tiny(true);
+  m.position_embeddings = 4;
+  auto text = EmitTrainStep(m, {.batch = 2, .seq = 5});
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(text.status().message().find("seq 5 exceeds the 4 positions of its position table"),
+            std::string::npos)
+      << text.status().message();
+  EXPECT_TRUE(EmitTrainStep(m, {.batch = 2, .seq = 4}).ok());
 }
 
 // The parallel block has one norm per layer, so no norm2 parameter.

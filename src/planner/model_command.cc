@@ -44,11 +44,33 @@ void Describe(const model::ModelSpec& m, int64_t seq, std::FILE* out) {
   for (const std::string& s : m.sources) std::fprintf(out, "  source: %s\n", s.c_str());
 }
 
+// `family` ("llama") at `params` ("8b"): family-params if the library has
+// it, else the newest version (last by name) of family...-params.
+StatusOr<model::ModelSpec> FindBySize(const std::string& family, const std::string& params) {
+  if (auto exact = model::FindModel(family + "-" + params); exact.ok()) return exact;
+  const model::ModelSpec* found = nullptr;
+  for (const model::ModelSpec& m : model::Library()) {
+    const std::string& n = m.name;
+    const std::string suffix = "-" + params;
+    if (n.rfind(family, 0) == 0 && n.size() > suffix.size() &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        (!found || n > found->name)) {
+      found = &m;
+    }
+  }
+  if (!found) {
+    return NotFound("no model of family '" + family + "' with " + params +
+                    " parameters (tpusim model --list)");
+  }
+  return *found;
+}
+
 StatusOr<model::ModelSpec> SelectModel(const ModelCommand& c) {
   if (!c.name.empty() && !c.file.empty())
     return InvalidArgument("give a model name or --file, not both");
   if (c.file.empty()) {
     if (c.name.empty()) return InvalidArgument("name a model (tpusim model --list) or give --file");
+    if (!c.params.empty()) return FindBySize(c.name, c.params);
     return model::FindModel(c.name);
   }
   TPUSIM_ASSIGN_OR_RETURN(std::string text, runtime::ReadTextFile(c.file));
@@ -68,6 +90,7 @@ Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
   }
   TPUSIM_ASSIGN_OR_RETURN(model::ModelSpec m, SelectModel(c));
   model::TrainStepOptions step = c.step;
+  TPUSIM_ASSIGN_OR_RETURN(step.remat, model::ParseRemat(c.remat));
   if (step.seq == 0) step.seq = m.max_seq;
   if (c.emit.empty()) {
     Describe(m, step.seq, out);

@@ -40,7 +40,7 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
   for (int64_t t = 1; t <= std::min(devices, r.max_tensor); ++t) {
     if (devices % t != 0 || m.heads % t != 0 || m.d_ff % t != 0) continue;
     const int64_t rest = devices / t;
-    if (r.global_batch % rest != 0) continue;
+    if (r.global_batch % (rest * std::max<int64_t>(r.microbatches, 1)) != 0) continue;
     for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
       if (rest % data != 0 || m.d_model % (rest / data) != 0) continue;
       Candidate c;
@@ -72,7 +72,11 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.batch = r.global_batch;
   o.seq = r.seq;
   o.dtype = r.dtype;
+  o.param_dtype = r.param_dtype;
+  o.fp8 = r.fp8;
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
+  TPUSIM_ASSIGN_OR_RETURN(o.remat, model::ParseRemat(c.remat));
+  o.microbatches = c.microbatches;
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
   TPUSIM_ASSIGN_OR_RETURN(StepTiming t, TimeStep(text, r.model.name + ".step.mlir", slice));
   const hw::ChipSpec& chip = slice.chip;
@@ -94,6 +98,40 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   return Status::Ok();
 }
 
+// The microbatch counts worth trying on mesh `c`, fewest first: those
+// that split its sequences per data x fsdp shard evenly.
+std::vector<int64_t> MicrobatchCounts(const PlanRequest& r, const Candidate& c) {
+  if (r.microbatches > 0) return {r.microbatches};
+  const int64_t per_shard = r.global_batch / (c.data * c.fsdp);
+  std::vector<int64_t> out;
+  for (int64_t m = 1; m <= per_shard; ++m) {
+    if (per_shard % m == 0) out.push_back(m);
+  }
+  return out;
+}
+
+// Mesh `mesh` under each policy of `policies` (least memory first), each
+// with the fewest microbatches that fit: a policy that keeps more needs at
+// least the count the one before it needed, and none fits where that one
+// did not. Appends one candidate per policy tried.
+Status SearchMesh(const PlanRequest& r, const pod::Slice& slice, const Candidate& mesh,
+                  const std::vector<std::string>& policies, std::vector<Candidate>& out) {
+  const std::vector<int64_t> counts = MicrobatchCounts(r, mesh);
+  size_t from = 0;
+  for (const std::string& policy : policies) {
+    if (from == counts.size()) break;
+    Candidate c = mesh;
+    c.remat = policy;
+    for (; from < counts.size(); ++from) {
+      c.microbatches = counts[from];
+      TPUSIM_RETURN_IF_ERROR(Evaluate(r, slice, c));
+      if (c.fits()) break;
+    }
+    out.push_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
 std::string GiB(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / (1 << 30));
@@ -107,8 +145,19 @@ std::string Candidate::Mesh() const {
          ",tensor=" + std::to_string(tensor);
 }
 
+std::string Candidate::Options() const {
+  return "--mesh " + Mesh() + " --remat " + remat + " --microbatches " +
+         std::to_string(microbatches);
+}
+
 StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& progress) {
   if (r.global_batch <= 0) return InvalidArgument("--global-batch must be > 0");
+  if (r.microbatches < 0) return InvalidArgument("--microbatches must be > 0");
+  std::vector<std::string> policies = {"full", "selective", "none"};
+  if (!r.remat.empty()) {
+    TPUSIM_RETURN_IF_ERROR(model::ParseRemat(r.remat).status());
+    policies = {r.remat};
+  }
   std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;
   size_t total = 0;
   for (const std::string& name : r.slices) {
@@ -118,17 +167,27 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
     work.emplace_back(std::move(slice), std::move(meshes));
   }
   if (total == 0) {
-    return InvalidArgument("a global batch of " + std::to_string(r.global_batch) +
-                           " sequences splits over the data and fsdp axes of no mesh of " +
+    return InvalidArgument("a global batch of " + std::to_string(r.global_batch) + " sequences" +
+                           (r.microbatches > 1
+                                ? " in " + std::to_string(r.microbatches) + " microbatches"
+                                : std::string()) +
+                           " splits over the data and fsdp axes of no mesh of " +
                            (r.slices.size() == 1 ? r.slices[0] : "these slices") +
                            ": give a multiple of the devices (or of devices / tensor)");
   }
   std::vector<Candidate> out;
+  int done = 0;
   for (auto& [slice, meshes] : work) {
-    for (Candidate& c : meshes) {
-      TPUSIM_RETURN_IF_ERROR(Evaluate(r, slice, c).WithContext(c.slice + " " + c.Mesh()));
-      out.push_back(c);
-      if (progress) progress(c, static_cast<int>(out.size()), static_cast<int>(total));
+    for (const Candidate& mesh : meshes) {
+      const size_t first = out.size();
+      TPUSIM_RETURN_IF_ERROR(
+          SearchMesh(r, slice, mesh, policies, out).WithContext(mesh.slice + " " + mesh.Mesh()));
+      if (!progress) continue;
+      for (size_t i = first; i < out.size(); ++i) {
+        progress(out[i], ++done, static_cast<int>(total * policies.size()));
+      }
+      // Policies skipped (none fits where a leaner one did not) count done.
+      done += static_cast<int>(policies.size() - (out.size() - first));
     }
   }
   // Unpriced candidates rank after priced ones by cost.
@@ -147,10 +206,12 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
 std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
-                    " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations\n";
+                    " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations, " +
+                    r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %-28s %10s %7s %14s %18s %10s %10s\n", "slice", "mesh",
-                "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed", "$/1M tok");
+  std::snprintf(line, sizeof line, "  %-12s %-28s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
+                "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
+                "$/1M tok");
   out += line;
   for (const Candidate& c : candidates) {
     if (!c.fits()) continue;
@@ -158,20 +219,23 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
     if (c.usd_per_million_tokens > 0) {
       std::snprintf(usd, sizeof usd, "%.2f", c.usd_per_million_tokens);
     }
-    std::snprintf(line, sizeof line, "  %-12s %-28s %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
-                  c.slice.c_str(), c.Mesh().c_str(), c.step_seconds, 100 * c.mfu,
-                  c.tokens_per_s_per_chip,
-                  (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
-                  c.exposed_communication_seconds, usd);
+    std::snprintf(
+        line, sizeof line, "  %-12s %-28s %-9s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
+        c.slice.c_str(), c.Mesh().c_str(), c.remat.c_str(), static_cast<long long>(c.microbatches),
+        c.step_seconds, 100 * c.mfu, c.tokens_per_s_per_chip,
+        (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
+        c.exposed_communication_seconds, usd);
     out += line;
   }
   for (const Candidate& c : candidates) {
-    if (!c.fits()) out += "  rejected " + c.slice + " " + c.Mesh() + ": " + c.rejected + "\n";
+    if (!c.fits()) {
+      out += "  rejected " + c.slice + " " + c.Options() + ": " + c.rejected + "\n";
+    }
   }
   if (!candidates.empty() && candidates[0].fits()) {
     const Candidate& best = candidates[0];
     out += std::string(r.objective == PlanRequest::Objective::kCost ? "cheapest: " : "best: ") +
-           best.slice + " with --mesh " + best.Mesh() + "\n";
+           best.slice + " with " + best.Options() + "\n";
   } else {
     out += "no mesh fits: every candidate runs out of HBM\n";
   }
@@ -195,6 +259,8 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["global_batch"] = r.global_batch;
   j["seq"] = r.seq > 0 ? r.seq : r.model.max_seq;
   j["dtype"] = r.dtype;
+  j["param_dtype"] = r.param_dtype;
+  j["fp8"] = r.fp8;
   nlohmann::json& list = j["candidates"] = nlohmann::json::array();
   for (const Candidate& c : candidates) {
     nlohmann::json e = {{"slice", c.slice},
@@ -202,6 +268,8 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
                         {"data", c.data},
                         {"fsdp", c.fsdp},
                         {"tensor", c.tensor},
+                        {"remat", c.remat},
+                        {"microbatches", c.microbatches},
                         {"fits", c.fits()},
                         {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
     if (c.fits()) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 namespace tpusim::planner {
 namespace {
@@ -111,12 +112,81 @@ TEST(Plan, CostRanksByDollarsPerToken) {
 TEST(Plan, OneMeshMayBeGiven) {
   PlanRequest r{
       .model = Small(), .slices = {"v5e-8"}, .global_batch = 16, .mesh = "data=2,fsdp=2,tensor=2"};
+  r.remat = "selective";
+  r.microbatches = 2;
   auto c = Plan(r);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->size(), 1u);
-  EXPECT_EQ((*c)[0].Mesh(), "data=2,fsdp=2,tensor=2");
+  EXPECT_EQ((*c)[0].Options(), "--mesh data=2,fsdp=2,tensor=2 --remat selective --microbatches 2");
+  r.microbatches = 3;  // 16 sequences in 3 microbatches: none
+  EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
+  r.microbatches = 0;
+  r.remat = "most";
+  EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
+  r.remat = "";
   r.mesh = "data=2,fsdp=2,tensor=4";
   EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Each mesh under each remat policy: keeping more activations recomputes
+// less (a faster step) in more HBM.
+TEST(Plan, RematPoliciesTradeHbmForTime) {
+  PlanRequest r{
+      .model = Small(), .slices = {"v5e-8"}, .global_batch = 16, .mesh = "data=1,fsdp=8,tensor=1"};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->size(), 3u);
+  std::map<std::string, Candidate> by;
+  for (const Candidate& x : *c) {
+    ASSERT_TRUE(x.fits()) << x.rejected;
+    EXPECT_EQ(x.microbatches, 1);
+    by[x.remat] = x;
+  }
+  // Full remat runs every layer's matmuls twice.
+  EXPECT_LT(by["none"].step_seconds, by["full"].step_seconds);
+  EXPECT_LT(by["selective"].step_seconds, by["full"].step_seconds);
+  EXPECT_GT(by["none"].hbm_peak_bytes, by["selective"].hbm_peak_bytes);
+  EXPECT_GT(by["selective"].hbm_peak_bytes, by["full"].hbm_peak_bytes);
+  EXPECT_NE((*c)[0].remat, "full");
+}
+
+// A batch whose activations overflow HBM whole fits in microbatches: the
+// search takes the fewest that fit, and keeping more takes more of them.
+TEST(Plan, MicrobatchesFitWhatTheWholeBatchCannot) {
+  model::ModelSpec m = Small();
+  m.d_model = 1024;
+  m.d_ff = 4096;
+  m.heads = 8;
+  m.head_dim = 128;
+  m.kv_heads = 8;
+  m.layers = 8;
+  m.max_seq = 2048;
+  PlanRequest r{.model = m,
+                .slices = {"v5e-4"},
+                .global_batch = 1024,
+                .mesh = "data=1,fsdp=4,tensor=1",
+                .remat = "full",
+                .microbatches = 1};
+  auto whole = Plan(r);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_EQ(whole->size(), 1u);
+  EXPECT_FALSE((*whole)[0].fits());
+  r.microbatches = 0;
+  r.remat = "";
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::map<std::string, Candidate> by;
+  for (const Candidate& x : *c) by[x.remat] = x;
+  ASSERT_TRUE(by["full"].fits()) << by["full"].rejected;
+  EXPECT_GT(by["full"].microbatches, 1);
+  // One microbatch fewer does not fit: the count is the fewest.
+  r.remat = "full";
+  r.microbatches = by["full"].microbatches / 2;
+  auto fewer = Plan(r);
+  ASSERT_TRUE(fewer.ok());
+  EXPECT_FALSE((*fewer)[0].fits());
+  if (by["none"].fits()) EXPECT_GE(by["none"].microbatches, by["full"].microbatches);
+  EXPECT_NE(PlanTable(r, *c).find(" --microbatches "), std::string::npos);
 }
 
 // Over two slices the data axis spans them (a multiple of the slices).

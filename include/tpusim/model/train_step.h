@@ -40,16 +40,34 @@ struct TrainStepOptions {
   // it on TPUs; false spells it out in matmuls and a softmax, the [S, S]
   // scores in HBM.
   bool flash_attention = true;
+  // What the forward pass keeps for the backward pass (MaxText's
+  // remat_policy): kFull keeps each layer's input and recomputes the layer;
+  // kSelective also keeps every matmul's output (the projections and
+  // attention's output) and recomputes norms, activations and attention's
+  // probabilities; kNone keeps all of it.
+  enum class Remat { kFull, kSelective, kNone } remat = Remat::kFull;
+  // The batch as this many microbatches in sequence, their gradients summed
+  // before one AdamW update (MaxText's gradient_accumulation_steps).
+  int64_t microbatches = 1;
+  // The projections' matmuls in fp8, as Transformer Engine's recipe: e4m3
+  // activations and weights, e5m2 gradients, each scaled per tensor by its
+  // absolute maximum, f32 accumulation; the master weights stay in
+  // param_dtype. The logits' projection and attention stay in dtype.
+  bool fp8 = false;
 };
+
+// As the command line spells them: "full", "selective", "none".
+const char* RematName(TrainStepOptions::Remat r);
+StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name);
 
 // The step as StableHLO text: @main(parameters..., first moments...,
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
-// Layers are rematerialized whole in the backward pass (MaxText's
-// remat_policy=full): only each layer's input is kept. kUnimplemented for
-// what it does not build yet (mixture of experts, biases, learned
-// positions); kInvalidArgument for options that cannot be (a
-// batch the mesh's batch axes do not divide, a sequence its sequence axis
-// does not).
+// The backward pass recomputes what options.remat did not keep; with
+// microbatches, a loop over them sums the gradients. kUnimplemented for
+// what it does not build yet (mixture of experts); kInvalidArgument for
+// options that cannot be (a microbatch the mesh's batch axes do not divide,
+// a seq its sequence axis does not, or longer than the model's learned
+// position table).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model

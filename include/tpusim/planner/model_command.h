@@ -13,12 +13,14 @@ namespace tpusim::planner {
 
 struct ModelCommand {
   bool list = false;
-  std::string name;  // a library model...
-  std::string file;  // ...or a TOML model file
-  std::string emit;  // where the step goes; empty: describe the model
+  std::string name;            // a library model...
+  std::string file;            // ...or a TOML model file
+  std::string emit;            // where the step goes; empty: describe the model
   std::string kind = "train";  // the step: train, prefill or decode
   int64_t context = -1;        // decode: tokens in the KV cache (default: seq - 1)
-  std::string mesh;  // "data=2,fsdp=4,tensor=2"
+  std::string params;          // with a family as `name`: "8b"
+  std::string mesh;            // "data=2,fsdp=4,tensor=2"
+  std::string remat = "full";
   model::TrainStepOptions step;
 };
 

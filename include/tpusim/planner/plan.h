@@ -23,12 +23,19 @@ struct PlanRequest {
   int64_t global_batch = 0;         // sequences per step
   int64_t seq = 0;                  // 0: the model's max_seq
   std::string dtype = "bf16";       // activations
+  std::string param_dtype = "f32";  // weights and optimizer moments
+  bool fp8 = false;                 // the projections' matmuls in fp8
   int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
   // Rank candidates by step time, or by dollars per token (on-demand).
   enum class Objective { kTime, kCost } objective = Objective::kTime;
   // One mesh to try in place of the search ("data=2,fsdp=256,tensor=12";
   // axes left out are 1); empty: every mesh.
   std::string mesh;
+  // The remat policy ("full", "selective", "none"); empty: each of them.
+  std::string remat;
+  // Microbatches per step; 0: for each mesh and policy, the fewest that fit
+  // HBM.
+  int64_t microbatches = 0;
 };
 
 // One mesh on one slice, and what the simulation made of it.
@@ -36,6 +43,8 @@ struct Candidate {
   std::string slice;
   int64_t chips = 0;
   int64_t data = 1, fsdp = 1, tensor = 1;
+  std::string remat = "full";
+  int64_t microbatches = 1;
   // Empty when it ran; else why not (the memory breakdown of a program that
   // does not fit, or what the step cannot be built for).
   std::string rejected;
@@ -49,13 +58,15 @@ struct Candidate {
   double usd_per_million_tokens = 0;
 
   bool fits() const { return rejected.empty(); }
-  std::string Mesh() const;  // "data=1,fsdp=64,tensor=2"
+  std::string Mesh() const;     // "data=1,fsdp=64,tensor=2"
+  std::string Options() const;  // "--mesh data=1,fsdp=64,tensor=2 --remat full --microbatches 1"
 };
 
 // Called after each candidate: it, and how many are done of how many.
 using Progress = std::function<void(const Candidate&, int done, int total)>;
 
-// Every mesh of every slice, fastest first, rejected ones last.
+// Every mesh of every slice with every remat policy (each with the fewest
+// microbatches that fit), fastest first, rejected ones last.
 // kInvalidArgument when no mesh of any slice splits the batch or
 // request.mesh is malformed or does not suit a slice; kNotFound for an
 // unknown slice. Candidates that do not fit HBM are returned, rejected
