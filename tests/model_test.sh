@@ -47,19 +47,19 @@ tied_embeddings = false
 position_embeddings = 0
 max_seq = 8
 TOML
-# check_partitioned NAME [DIR FLAGS...]: the step of model file NAME.toml,
-# emitted with shardings over 8 devices ($MESH, default data=2,fsdp=2,tensor=2;
-# and FLAGS, default --batch 4), runs partitioned on v5e-8 to the values of
-# the whole step, in DIR/ (NAME/).
+# check_partitioned NAME [MESH [DIR FLAGS...]]: the step of model file
+# NAME.toml, emitted with shardings over the 8 devices of MESH (default
+# data=2,fsdp=2,tensor=2) and FLAGS (default --batch 4), runs partitioned
+# on v5e-8 to the values of the whole step, in DIR/ (default NAME/).
 check_partitioned() {
-  local name=$1 dir=${2:-$1} mesh=${MESH:-data=2,fsdp=2,tensor=2}
-  local flags=("${@:3}")
+  local name=$1 mesh=${2:-data=2,fsdp=2,tensor=2} dir=${3:-$1}
+  local flags=("${@:4}")
   [[ ${#flags[@]} -gt 0 ]] || flags=(--batch 4)
   mkdir -p "$dir" && cp "$name.toml" "$dir/" && pushd "$dir" >/dev/null
   "$tpusim" model --file "$name.toml" --emit step.mlir "${flags[@]}" --dtype f32 \
     --mesh "$mesh" >emit.txt 2>&1 || fail "emit: $(cat emit.txt)"
-  grep -qF "sdy.mesh @mesh = <[$(sed 's/\([a-z]*\)=/"\1"=/g; s/,/, /g' <<<"$mesh")]>" step.mlir ||
-    fail "emit $dir: no mesh"
+  grep -qF "sdy.mesh @mesh = <[$(sed -E 's/([a-z]+)=/"\1"=/g; s/,/, /g' <<<"$mesh")]>" step.mlir ||
+    fail "emit: no mesh $mesh"
   # Inputs: parameters, zero moments, step 1, tokens and targets in the vocabulary.
   $py - <<'PY' || fail "inputs"
 import re
@@ -104,14 +104,14 @@ PY
 }
 check_partitioned tiny
 # Kept matmul outputs and two microbatches of 4, partitioned alike.
-check_partitioned tiny tiny-micro --batch 8 --microbatches 2 --remat selective
+check_partitioned tiny data=2,fsdp=2,tensor=2 tiny-micro --batch 8 --microbatches 2 --remat selective
 # The sequence (8 tokens) split in 2 beside data or tensor: flash attention
 # keeps each device's query rows and gathers the keys and values; spelled
 # out, its causal mask compares global positions.
-MESH=data=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-data
-MESH=data=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-spelled --batch 4 --no-flash-attention
-MESH=tensor=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-tensor
-MESH=data=2,sequence=2,fsdp=2 check_partitioned tiny tiny-seq-micro --batch 8 --microbatches 2 \
+check_partitioned tiny data=2,sequence=2,fsdp=2 tiny-seq-data
+check_partitioned tiny data=2,sequence=2,fsdp=2 tiny-seq-spelled --batch 4 --no-flash-attention
+check_partitioned tiny tensor=2,sequence=2,fsdp=2 tiny-seq-tensor
+check_partitioned tiny data=2,sequence=2,fsdp=2 tiny-seq-micro --batch 8 --microbatches 2 \
   --remat selective
 # PaLM's block: LayerNorm, attention and MLP side by side, one kv head that
 # the tensor axis cannot split (every device keeps it), tied embeddings.
@@ -133,8 +133,8 @@ parallel_layers = true
 max_seq = 8
 TOML
 check_partitioned palmish
-MESH=sequence=2,tensor=2,data=2 check_partitioned palmish palmish-seq
-MESH=sequence=2,tensor=2,data=2 check_partitioned palmish palmish-seq-spelled --batch 4 \
+check_partitioned palmish sequence=2,tensor=2,data=2 palmish-seq
+check_partitioned palmish sequence=2,tensor=2,data=2 palmish-seq-spelled --batch 4 \
   --no-flash-attention
 # GPT-3's block: LayerNorm with shift, a bias on every projection (split as
 # its weight's output), a GELU MLP, a learned position table longer than the
@@ -158,7 +158,14 @@ position_embeddings = 12
 max_seq = 8
 TOML
 check_partitioned gpt3ish
-MESH=sequence=2,tensor=2,data=2 check_partitioned gpt3ish gpt3ish-seq
+check_partitioned gpt3ish sequence=2,tensor=2,data=2 gpt3ish-seq
+# Mixtral's MLP, 4 experts of 2 per token (some tokens dropped at the
+# default capacity factor), over fsdp, expert and tensor axes: two
+# all-to-alls each way through the experts.
+sed -e 's/^name = "tiny"/name = "moe"/' -e '$a [moe]\nexperts = 4\nexperts_per_token = 2' \
+  tiny.toml >moe.toml
+check_partitioned moe fsdp=2,expert=2,tensor=2
+grep -q 'SPMD partitioner: .*all_to_all' moe/split.txt || fail "moe: no all-to-all: $(grep SPMD moe/split.txt)"
 
 # A real model's step, timed on a slice: partitioned, fitted into HBM.
 "$tpusim" model llama3-8b --emit llama.mlir --batch 8 --seq 1024 --mesh fsdp=4,tensor=2 >/dev/null 2>&1 ||
@@ -173,6 +180,15 @@ grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail 
 "$tpusim" run gpt3.mlir --slice v5p-128 --timing-only >gpt3.txt 2>&1 || fail "gpt3-175b: $(tail -n 1 gpt3.txt)"
 grep -q 'MFU over the slice' gpt3.txt || fail "gpt3-175b: no MFU"
 grep -q 'while at gpt3.mlir:[0-9:]*: 96 iterations inferred' gpt3.txt || fail "gpt3-175b: layers not counted"
+# Mixtral split over experts: the experts' matmuls each device's experts and
+# sequences only (no op computed on whole arrays), tokens moved by all-to-alls.
+"$tpusim" model mixtral-8x7b --emit mixtral.mlir --batch 8 --seq 512 --mesh fsdp=4,expert=2 \
+  --param-dtype bf16 >/dev/null 2>&1 || fail "emit mixtral-8x7b"
+"$tpusim" run mixtral.mlir --slice v5p-16 --timing-only >mixtral.txt 2>&1 ||
+  fail "mixtral-8x7b: $(tail -n 1 mixtral.txt)"
+grep -q 'MFU over the slice' mixtral.txt || fail "mixtral-8x7b: no MFU"
+grep -q 'SPMD partitioner: .* 7 all_to_all' mixtral.txt || fail "mixtral-8x7b: $(grep SPMD mixtral.txt)"
+grep -q 'whole arrays' mixtral.txt && fail "mixtral-8x7b: $(grep 'whole arrays' mixtral.txt)"
 
 # tpusim plan: every mesh of two slices under every remat policy timed,
 # fastest first, as a table and JSON.
@@ -236,18 +252,20 @@ bad() {
   [[ $(wc -l <err.txt) == 1 ]] || fail "$name: more than one line"
 }
 bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
-bad "batch" 2 "a batch of 3 does not split over data x fsdp = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
+bad "batch" 2 "a batch of 3 does not split over data x fsdp x expert = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
 bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0
-bad "axis" 2 "mesh axis 'model': expected data, fsdp, tensor or sequence" llama3-8b --emit x.mlir --mesh model=2
+bad "axis" 2 "mesh axis 'model': expected data, fsdp, expert, tensor or sequence" llama3-8b --emit x.mlir --mesh model=2
 bad "sequence" 2 "a sequence of 1000 tokens does not split over sequence = 3" \
   llama3-8b --emit x.mlir --seq 1000 --mesh sequence=3
 bad "serve sequence" 3 "the prefill step of llama3-8b: a sequence axis is not built yet" \
   llama3-8b --step prefill --emit x.mlir --seq 64 --mesh sequence=2
-bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp = 4" llama3-8b --emit x.mlir \
+bad "experts" 2 "mesh axis 'expert' = 3 does not divide the 8 experts of mixtral-8x7b" \
+  mixtral-8x7b --emit x.mlir --batch 3 --mesh expert=3
+bad "no experts" 2 "mesh axis 'expert': llama3-8b has no experts to split" llama3-8b --emit x.mlir --batch 2 --mesh expert=2
+bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp x expert = 4" llama3-8b --emit x.mlir \
   --batch 8 --mesh data=4 --microbatches 4
 bad "remat" 2 "remat policy 'some': expected full, selective or none" llama3-8b --emit x.mlir --remat some
 bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
-bad "moe" 3 "the train step of mixtral-8x7b: a mixture of experts is not built yet" mixtral-8x7b --emit x.mlir
 bad "positions" 2 "the train step of gpt3-175b: seq 16385 exceeds the 16384 positions of its position table" \
   gpt3-175b --emit x.mlir --seq 16385
 bad_plan() {
@@ -260,7 +278,6 @@ bad_plan "model" 2 "unknown model 'llama9'" --model llama9 --slice v5p-16 --glob
 bad_plan "slice" 2 "no chip preset 'v9'" --model llama3-8b --slice v9-8 --global-batch 8
 bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp axes of no mesh of v5p-16" \
   --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4
-bad_plan "moe" 3 "a mixture of experts is not built yet" --model mixtral-8x7b --slice v5p-16 --global-batch 8
 bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
   --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \

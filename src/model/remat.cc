@@ -27,9 +27,11 @@ StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name) {
 
 // Selective keeps the matmuls' outputs, as MaxText's minimal policy: the
 // recomputed norms, activations and (spelled out) softmax cost no MXU time.
+// A mixture of experts keeps none of its MLP's: its dispatch tensors
+// would outweigh what recomputing them saves.
 std::vector<SavedAct> StepBuilder::SavedActs() const {
   using Axes = std::vector<std::vector<std::string>>;
-  const std::vector<std::string> batch = {"data", "fsdp"}, seq = {"sequence"}, whole,
+  const std::vector<std::string> batch = BatchAxes(), seq = {"sequence"}, whole,
                                  tensor = {"tensor"};
   const std::vector<std::string> kv_tensor = kv_ % o_.MeshSize("tensor") == 0 ? tensor : whole;
   const std::string& t = o_.dtype;
@@ -60,6 +62,8 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
     out.push_back(model_dim(&LayerActs::x2));
     if (all) out.push_back(model_dim(&LayerActs::h2));
   }
+  // A mixture of experts' MLP is recomputed from h2 (Restore).
+  if (m_.IsMoe()) return out;
   const Axes hidden = {batch, seq, tensor};
   if (Gated()) out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
   out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
@@ -85,7 +89,11 @@ LayerActs StepBuilder::Restore(const Weights& w, const LayerActs& saved) {
   } else if (a.h2.name.empty()) {
     a.h2 = Norm(a.x2, w.norm2, w.norm2_b);
   }
-  if (a.act.name.empty()) a.act = Gated() ? Mul(Activation(a.gate), a.up) : Activation(a.up);
+  if (m_.IsMoe()) {
+    MoeMlp(w, a);
+  } else if (a.act.name.empty()) {
+    a.act = Gated() ? Mul(Activation(a.gate), a.up) : Activation(a.up);
+  }
   return a;
 }
 

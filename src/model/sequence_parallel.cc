@@ -16,7 +16,7 @@ Val StepBuilder::SplitKvGrad(const Val& x, bool heads_first) {
   if (o_.MeshSize("sequence") <= 1) return x;
   const int64_t heads_dim = heads_first ? 1 : 2, t_dim = heads_first ? 2 : 1;
   std::vector<std::vector<std::string>> axes(4);
-  axes[0] = {"data", "fsdp"};
+  axes[0] = BatchAxes();
   axes[t_dim] = {"sequence"};
   // Heads split over tensor where they do in the attention that made x.
   if (x.shape[heads_dim] % o_.MeshSize("tensor") == 0) axes[heads_dim] = {"tensor"};

@@ -8,6 +8,7 @@ namespace tpusim::model {
 // shard), as read-only arguments. The embedding table is kept whole on
 // every device, so that a step's few lookups gather nothing.
 std::map<std::string, Val> StepBuilder::ServingWeights(std::map<std::string, Val>& stacks) {
+  serving_ = true;
   std::map<std::string, Val> p;
   for (const Param& q : Params()) {
     const std::string sharding = q.name == "embed" ? Sharding({{}, {}}) : Sharding(q.axes);
@@ -23,7 +24,7 @@ std::map<std::string, Val> StepBuilder::ServingWeights(std::map<std::string, Val
 std::string StepBuilder::CacheSharding() const {
   std::vector<std::string> kv;
   if (kv_ % o_.MeshSize("tensor") == 0) kv = {"tensor"};
-  return Sharding({{}, {"data", "fsdp"}, {}, kv, {}});
+  return Sharding({{}, BatchAxes(), {}, kv, {}});
 }
 
 // The final norm and the logits of `x` [b, 1, d]: [b, vocab], in f32 (or

@@ -27,10 +27,20 @@ struct Param {
 };
 
 // One layer's weights, in the compute type; biases (`_b`) absent (no name)
-// where the model has none.
+// where the model has none. A mixture of experts' gate, up and down are
+// [experts, ...] stacks.
 struct Weights {
-  Val norm1, wq, wk, wv, wo, norm2, gate, up, down;
+  Val norm1, wq, wk, wv, wo, norm2, gate, up, down, router;
   Val norm1_b, wq_b, wk_b, wv_b, wo_b, norm2_b, gate_b, up_b, down_b;
+};
+
+// What a mixture of experts' MLP computes (moe.cc), kept for its backward
+// pass: the router's logits [b, s, E], the experts each token chose (a 0/1
+// mask), their gate weights, the dispatch one-hots [b, s, E, C] and the
+// combine weights (dispatch x gates), the experts' inputs [b, E, C, d], their
+// gate, up and activation [E, b, C, f] and their outputs [E, b, C, d].
+struct MoeActs {
+  Val logits, chosen, gates, dispatch, combine, x, gate, up, act, out;
 };
 
 // What a layer's forward pass computes, kept for its backward pass.
@@ -38,6 +48,7 @@ struct LayerActs {
   Val x, h1, q, k, v, p, o, x2, h2, gate, up, act, y;
   Val o4, lse;       // flash attention's output per head and its log-sum-exps
   Val k_new, v_new;  // the layer's keys and values, [b, s, kv, d]: a KV cache's
+  MoeActs moe;
 };
 
 // A LayerActs field that the forward loop keeps for the backward pass: its
@@ -92,14 +103,22 @@ class StepBuilder {
     return w_.Reduce("add", w_.Reshape(x, {b_, s_, kv_, h_ / kv_, hd_}), {3});
   }
   std::vector<Param> Params() const;
+  // The mesh axes that split the batch, and those that split a weight's
+  // model dimension (FSDP's): "expert" is in both, as in MaxText's
+  // activation_batch and embed rules, but a server keeps its weights whole
+  // along d_model and splits only the experts over it. "sequence" splits
+  // the model dimension too (MaxText's embed rule), not the batch.
+  std::vector<std::string> BatchAxes() const { return {"data", "fsdp", "expert"}; }
+  std::vector<std::string> FsdpAxes() const {
+    return serving_ ? std::vector<std::string>{"fsdp"}
+                    : std::vector<std::string>{"fsdp", "sequence", "expert"};
+  }
   std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
   // Activations split by batch and sequence (and the logits by vocabulary
   // over tensor): constraints as MaxText puts them, where the partitioner
   // would otherwise follow a weight's sharding.
   std::string BatchSharding(int64_t rank) const;
-  std::string LogitsSharding() const {
-    return Sharding({{"data", "fsdp"}, {"sequence"}, {"tensor"}});
-  }
+  std::string LogitsSharding() const { return Sharding({BatchAxes(), {"sequence"}, {"tensor"}}); }
   // Sequence (context) parallelism: sequence_parallel.cc.
   // The query rows' positions, for flash attention's causal mask.
   Val Positions() { return w_.Iota({s_}, 0, "i32"); }
@@ -183,6 +202,29 @@ class StepBuilder {
                         const Val& tokens, const Val& targets);
   // The rest of the layer once attention's output a.o is known.
   LayerActs FinishLayer(const Weights& w, LayerActs& a);
+
+  // Mixture of experts (moe.cc), as MaxText's dropping MoE lowers it.
+  // The router [d, E] and the experts' [E, d, f], [E, f, d] weights.
+  void AddMoeParams(std::vector<Param>& p) const;
+  // Slots per expert per sequence: ceil(k seq capacity_factor / E), at
+  // most seq; seq where capacity_factor <= 0 (no token dropped).
+  int64_t Capacity(int64_t seq) const;
+  // The MLP's output [b, s, d] for a.h2; its intermediates in a.moe.
+  Val MoeMlp(const Weights& w, LayerActs& a);
+  // The router's picks: a 0/1 mask [b, s, E] of the k largest logits per
+  // token (ties to the lower index), and in `top` the largest logit.
+  Val TopK(const Val& logits, Val& top);
+  // Each chosen (token, expert)'s slot in its expert's buffer: the count of
+  // earlier tokens of its sequence that chose the expert, [b, s, E].
+  Val Slots(const Val& chosen);
+  // dh2 for dy of the MLP's output; the weights' gradients in `grads`.
+  Val MoeBack(const Weights& w, const LayerActs& a, const Val& dy,
+              std::map<std::string, Val>& grads);
+  // The experts' activations, E split over expert and the batch over the
+  // rest of its axes; and their outputs back with the batch split over
+  // every batch axis. Each change is an all-to-all over expert.
+  std::string ByExpert(int64_t e_dim, int64_t b_dim, int64_t rank) const;
+  std::string ByGroup(int64_t b_dim, int64_t rank) const;
   void AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2, Val& dk2,
                      Val& dv2);
   std::string FlashAttrs() const {
@@ -252,6 +294,7 @@ class StepBuilder {
 
   std::string signature_;
   int donated_ = 0;
+  bool serving_ = false;  // ServingWeights sets it
   const ModelSpec& m_;
   const TrainStepOptions& o_;
   const int64_t b_, s_, d_, h_, kv_, hd_, f_;
@@ -265,6 +308,8 @@ Status CheckSequenceSplit(const TrainStepOptions& options, int64_t seq);
 // OK, or why `spec` and `options` make no `step` ("train step"): what is not
 // built yet (kUnimplemented), impossible options (kInvalidArgument).
 Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const std::string& step);
+// OK, or why the mesh's expert axis cannot split `spec`'s experts (moe.cc).
+Status CheckExpertAxis(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model
 

@@ -11,9 +11,7 @@ namespace tpusim::model {
 
 std::vector<Param> StepBuilder::Params() const {
   const int64_t l = m_.layers, q = h_ * hd_, k = kv_ * hd_;
-  // Weights split over fsdp and sequence alike, as MaxText's rules put
-  // "sequence" beside "fsdp" for the embed dimension.
-  const std::vector<std::string> none, fsdp = {"fsdp", "sequence"}, tensor = {"tensor"};
+  const std::vector<std::string> none, fsdp = FsdpAxes(), tensor = {"tensor"};
   // Fewer kv heads than the tensor axis (multi-query attention): every
   // device keeps all of them, as Megatron does.
   const std::vector<std::string> kv_tensor = kv_ % o_.MeshSize("tensor") == 0 ? tensor : none;
@@ -23,9 +21,13 @@ std::vector<Param> StepBuilder::Params() const {
       {"wv", {l, d_, k}, {none, fsdp, kv_tensor}},      {"wo", {l, q, d_}, {none, tensor, fsdp}},
   };
   if (!m_.parallel_layers) p.push_back({"norm2", {l, d_}, {none, none}});
-  if (Gated()) p.push_back({"gate", {l, d_, f_}, {none, fsdp, tensor}});
-  p.push_back({"up", {l, d_, f_}, {none, fsdp, tensor}});
-  p.push_back({"down", {l, f_, d_}, {none, tensor, fsdp}});
+  if (m_.IsMoe()) {
+    AddMoeParams(p);
+  } else {
+    if (Gated()) p.push_back({"gate", {l, d_, f_}, {none, fsdp, tensor}});
+    p.push_back({"up", {l, d_, f_}, {none, fsdp, tensor}});
+    p.push_back({"down", {l, f_, d_}, {none, tensor, fsdp}});
+  }
   p.push_back({"final_norm", {d_}, {none}, false});
   if (!m_.tied_embeddings) p.push_back({"unembed", {d_, m_.vocab}, {fsdp, tensor}, false});
   AddBiasAndPositionParams(p);
@@ -50,7 +52,7 @@ std::string StepBuilder::Sharding(const std::vector<std::vector<std::string>>& a
 
 std::string StepBuilder::BatchSharding(int64_t rank) const {
   std::vector<std::vector<std::string>> axes(rank);
-  axes[0] = {"data", "fsdp"};
+  axes[0] = BatchAxes();
   if (rank > 1) axes[1] = {"sequence"};
   return Sharding(axes);
 }
@@ -162,16 +164,21 @@ LayerActs StepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
   const Val attn = Proj(a.o, w.wo, w.wo_b);
   a.x2 = m_.parallel_layers ? a.x : Add(a.x, attn);
   a.h2 = m_.parallel_layers ? a.h1 : Norm(a.x2, w.norm2, w.norm2_b);
-  a.up = Proj(a.h2, w.up, w.up_b);
-  if (Gated()) {
-    a.gate = Proj(a.h2, w.gate, w.gate_b);
-    a.act = Mul(Activation(a.gate), a.up);
+  Val mlp;
+  if (m_.IsMoe()) {
+    mlp = MoeMlp(w, a);
   } else {
-    a.act = Activation(a.up);
+    a.up = Proj(a.h2, w.up, w.up_b);
+    if (Gated()) {
+      a.gate = Proj(a.h2, w.gate, w.gate_b);
+      a.act = Mul(Activation(a.gate), a.up);
+    } else {
+      a.act = Activation(a.up);
+    }
+    mlp = Proj(a.act, w.down, w.down_b);
   }
   // Side by side, the two branches' sums (partial over a tensor axis) add
   // before they meet the residual: one all-reduce for both, as in PaLM.
-  const Val mlp = Proj(a.act, w.down, w.down_b);
   a.y = m_.parallel_layers ? Add(a.x, Add(attn, mlp)) : Add(a.x2, mlp);
   return a;
 }
@@ -179,23 +186,27 @@ LayerActs StepBuilder::FinishLayer(const Weights& w, LayerActs& a) {
 Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
                           std::map<std::string, Val>& grads) {
   // MLP.
-  const Val dact = ProjBack(dy, w.down);
-  grads["down"] = WeightGrad(a.act, dy);
-  BiasGrad("down_bias", dy, grads);
   Val dh2;
-  if (Gated()) {
-    const Val dgate = Mul(Mul(dact, a.up), ActivationGrad(a.gate));
-    const Val dup = Mul(dact, Activation(a.gate));
-    grads["gate"] = WeightGrad(a.h2, dgate);
-    grads["up"] = WeightGrad(a.h2, dup);
-    BiasGrad("gate_bias", dgate, grads);
-    BiasGrad("up_bias", dup, grads);
-    dh2 = Add(ProjBack(dgate, w.gate), ProjBack(dup, w.up));
+  if (m_.IsMoe()) {
+    dh2 = MoeBack(w, a, dy, grads);
   } else {
-    const Val dup = Mul(dact, ActivationGrad(a.up));
-    grads["up"] = WeightGrad(a.h2, dup);
-    BiasGrad("up_bias", dup, grads);
-    dh2 = ProjBack(dup, w.up);
+    const Val dact = ProjBack(dy, w.down);
+    grads["down"] = WeightGrad(a.act, dy);
+    BiasGrad("down_bias", dy, grads);
+    if (Gated()) {
+      const Val dgate = Mul(Mul(dact, a.up), ActivationGrad(a.gate));
+      const Val dup = Mul(dact, Activation(a.gate));
+      grads["gate"] = WeightGrad(a.h2, dgate);
+      grads["up"] = WeightGrad(a.h2, dup);
+      BiasGrad("gate_bias", dgate, grads);
+      BiasGrad("up_bias", dup, grads);
+      dh2 = Add(ProjBack(dgate, w.gate), ProjBack(dup, w.up));
+    } else {
+      const Val dup = Mul(dact, ActivationGrad(a.up));
+      grads["up"] = WeightGrad(a.h2, dup);
+      BiasGrad("up_bias", dup, grads);
+      dh2 = ProjBack(dup, w.up);
+    }
   }
   // In a parallel block the MLP reads norm1's output: its gradient joins
   // attention's there, and the residual carries dy to x unchanged.
@@ -277,6 +288,7 @@ Weights StepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, cons
       {"gate_bias", &Weights::gate_b},
       {"up_bias", &Weights::up_b},
       {"down_bias", &Weights::down_b},
+      {"router", &Weights::router},
   };
   Weights w;
   for (const auto& [name, field] : kFields) {
@@ -446,14 +458,13 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
   });
 
   for (size_t k = 0; k < n; ++k) r.grads[layer_names[k]] = bwd[grads_at + k];
-  // The embedding's gradient split over fsdp (and sequence) along d_model,
-  // as the table is: the tokens' gradients trade their fsdp split of the
-  // batch (and sequence split) for one of d_model (all-to-alls), so that no
-  // device holds the whole table.
-  const Val dtokens = w_.Constraint(w_.Convert(bwd[1], o_.param_dtype),
-                                    Sharding({{"data"}, {}, {"fsdp", "sequence"}}));
-  Val dembed =
-      w_.Constraint(w_.ScatterAdd(tokens, dtokens, m_.vocab), Sharding({{}, {"fsdp", "sequence"}}));
+  // The embedding's gradient split over fsdp (and expert, sequence) along
+  // d_model, as the table is: the tokens' gradients trade their fsdp split
+  // of the batch (and sequence split) for one of d_model (all-to-alls), so
+  // that no device holds the whole table.
+  const Val dtokens =
+      w_.Constraint(w_.Convert(bwd[1], o_.param_dtype), Sharding({{"data"}, {}, FsdpAxes()}));
+  Val dembed = w_.Constraint(w_.ScatterAdd(tokens, dtokens, m_.vocab), Sharding({{}, FsdpAxes()}));
   const Val dout_p = w_.Convert(dout, o_.param_dtype);
   if (m_.tied_embeddings) {
     dembed = Add(dembed, w_.Transpose(dout_p, {1, 0}));
@@ -573,7 +584,6 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
   auto unsupported = [&](const std::string& what) {
     return Unimplemented("the " + step + " of " + spec.name + ": " + what + " is not built yet");
   };
-  if (spec.IsMoe()) return unsupported("a mixture of experts");
   const int64_t seq = options.seq > 0 ? options.seq : spec.max_seq;
   if (options.batch <= 0 || seq <= 0) return InvalidArgument("batch and seq must be > 0");
   if (spec.position_embeddings > 0 && seq > spec.position_embeddings) {
@@ -583,11 +593,13 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
   }
   int64_t batch_split = 1;
   for (const auto& [name, size] : options.mesh) {
-    if (name != "data" && name != "fsdp" && name != "tensor" && name != "sequence") {
-      return InvalidArgument("mesh axis '" + name + "': expected data, fsdp, tensor or sequence");
+    if (name != "data" && name != "fsdp" && name != "expert" && name != "tensor" &&
+        name != "sequence") {
+      return InvalidArgument("mesh axis '" + name +
+                             "': expected data, fsdp, expert, tensor or sequence");
     }
     if (size < 1) return InvalidArgument("mesh axis '" + name + "' must have size >= 1");
-    if (name == "data" || name == "fsdp") batch_split *= size;
+    if (name != "tensor" && name != "sequence") batch_split *= size;
   }
   TPUSIM_RETURN_IF_ERROR(CheckSequenceSplit(options, seq));
   const int64_t mb = options.microbatches;
@@ -596,10 +608,11 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
                            std::to_string(mb) + " microbatches");
   }
   if (options.batch / mb % batch_split != 0) {
-    return InvalidArgument((mb > 1 ? "a microbatch of " : "a batch of ") +
-                           std::to_string(options.batch / mb) +
-                           " does not split over data x fsdp = " + std::to_string(batch_split));
+    return InvalidArgument(
+        (mb > 1 ? "a microbatch of " : "a batch of ") + std::to_string(options.batch / mb) +
+        " does not split over data x fsdp x expert = " + std::to_string(batch_split));
   }
+  TPUSIM_RETURN_IF_ERROR(CheckExpertAxis(spec, options));
   for (const std::string& t : {options.dtype, options.param_dtype}) {
     if (t != "f32" && t != "bf16" && t != "f64") {
       return InvalidArgument("element type '" + t + "': expected f32, bf16 or f64");

@@ -113,8 +113,11 @@ TrainStepOptions F64(bool flash = true, std::vector<std::pair<std::string, int64
 }
 
 void CheckGradients(const ModelSpec& spec, bool flash = true,
-                    std::vector<std::pair<std::string, int64_t>> mesh = {}) {
-  CheckGradients(spec, F64(flash, std::move(mesh)));
+                    std::vector<std::pair<std::string, int64_t>> mesh = {},
+                    double capacity_factor = 1.25) {
+  TrainStepOptions o = F64(flash, std::move(mesh));
+  o.capacity_factor = capacity_factor;
+  CheckGradients(spec, o);
 }
 
 // The step's results (parameters, moments, loss) for the same random inputs.
@@ -376,6 +379,55 @@ TEST(TrainStep, SequencesLongerThanThePositionTableAreRefused) {
             std::string::npos)
       << text.status().message();
   EXPECT_TRUE(EmitTrainStep(m, {.batch = 2, .seq = 4}).ok());
+}
+
+// Mixtral's MLP: 4 experts, 2 per token. Every parameter's gradient, the
+// router's through the gates' softmax, with no token dropped (a capacity
+// of the whole sequence) and with most dropped (2 slots per expert for 10
+// choices over 5 tokens): a dropped token's expert adds nothing, and no
+// gradient.
+ModelSpec TinyMoe(Mlp mlp = Mlp::kSwiGlu) {
+  ModelSpec m = Tiny(mlp);
+  m.experts = 4;
+  m.experts_per_token = 2;
+  return m;
+}
+
+TEST(TrainStep, GradientsMatchFiniteDifferencesMixtureOfExperts) {
+  CheckGradients(TinyMoe(), true, {}, /*capacity_factor=*/0);
+  CheckGradients(TinyMoe(), true, {}, /*capacity_factor=*/0.5);
+  // Selective and no remat keep the layer's dense parts and recompute the
+  // experts.
+  for (auto remat : {TrainStepOptions::Remat::kSelective, TrainStepOptions::Remat::kNone}) {
+    TrainStepOptions o = F64();
+    o.remat = remat;
+    o.capacity_factor = 0.5;
+    CheckGradients(TinyMoe(), o);
+  }
+}
+
+// With the expert axis's shardings written in (the step run whole), GELU
+// experts, and PaLM's block reading one norm for attention and the experts.
+TEST(TrainStep, GradientsMatchFiniteDifferencesMixtureOfExpertsVariants) {
+  CheckGradients(TinyMoe(), true, {{"fsdp", 1}, {"expert", 2}, {"tensor", 2}});
+  ModelSpec palm = TinyMoe(Mlp::kGelu);
+  palm.parallel_layers = true;
+  palm.norm = Norm::kLayerNorm;
+  CheckGradients(palm, /*flash=*/false);
+}
+
+TEST(TrainStep, ExpertAxisNeedsExpertsItDivides) {
+  const TrainStepOptions split{.batch = 4, .mesh = {{"expert", 2}}};
+  EXPECT_EQ(EmitTrainStep(Tiny(), split).status().code(), StatusCode::kInvalidArgument);
+  ModelSpec three = TinyMoe();
+  three.experts = 3;
+  auto text = EmitTrainStep(three, split);
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(text.status().message().find("does not divide the 3 experts"), std::string::npos);
+  EXPECT_EQ(
+      EmitTrainStep(TinyMoe(), {.batch = 2, .mesh = {{"data", 2}, {"expert", 2}}}).status().code(),
+      StatusCode::kInvalidArgument);  // a batch of 2 over 4
+  EXPECT_TRUE(EmitTrainStep(TinyMoe(), split).ok());
 }
 
 // The parallel block has one norm per layer, so no norm2 parameter.

@@ -16,11 +16,25 @@
 namespace tpusim::planner {
 namespace {
 
+// The sizes worth trying for an axis of a mesh of `devices`: those up to
+// `most` that divide the devices and each of `parts`.
+std::vector<int64_t> AxisSizes(int64_t devices, int64_t most, std::vector<int64_t> parts) {
+  std::vector<int64_t> out;
+  for (int64_t n = 1; n <= std::min(devices, most); ++n) {
+    bool divides = devices % n == 0;
+    for (int64_t p : parts) divides = divides && p % n == 0;
+    if (divides) out.push_back(n);
+  }
+  return out;
+}
+
 // The meshes of `devices` worth trying: a tensor axis that splits the
 // query heads and the MLP evenly (kv heads it cannot split are kept whole),
-// the rest split between data and fsdp so that both divide the batch and
-// fsdp the model dimension. Over several slices the data axis, outermost,
-// spans them, so that only its gradient reduction crosses DCN.
+// an expert axis that splits a mixture's experts, the rest split between
+// data and fsdp so that the batch axes (data x fsdp x expert) divide each
+// microbatch and fsdp x expert the model dimension. Over several slices the
+// data axis, outermost, spans them, so that only its gradient reduction
+// crosses DCN.
 StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& slice) {
   const model::ModelSpec& m = r.model;
   // --mesh: its axes' sizes (those it leaves out are 1).
@@ -28,8 +42,8 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
   if (!r.mesh.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(auto axes, runtime::ParseMeshFlag(r.mesh));
     for (const auto& [name, size] : axes) {
-      if (name != "data" && name != "fsdp" && name != "tensor") {
-        return InvalidArgument("--mesh axis '" + name + "': expected data, fsdp or tensor");
+      if (name != "data" && name != "fsdp" && name != "tensor" && name != "expert") {
+        return InvalidArgument("--mesh axis '" + name + "': expected data, fsdp, expert or tensor");
       }
       only[name] = size;
     }
@@ -37,29 +51,32 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
   auto size = [&](const char* axis) { return only.count(axis) ? only[axis] : 1; };
   const int64_t devices = slice.num_devices();
   std::vector<Candidate> out;
-  for (int64_t t = 1; t <= std::min(devices, r.max_tensor); ++t) {
-    if (devices % t != 0 || m.heads % t != 0 || m.d_ff % t != 0) continue;
-    const int64_t rest = devices / t;
-    if (r.global_batch % (rest * std::max<int64_t>(r.microbatches, 1)) != 0) continue;
-    for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
-      if (rest % data != 0 || m.d_model % (rest / data) != 0) continue;
-      Candidate c;
-      c.slice = slice.name;
-      c.chips = slice.total_chips();
-      c.data = data;
-      c.fsdp = rest / data;
-      c.tensor = t;
-      if (only.empty() ||
-          (c.data == size("data") && c.fsdp == size("fsdp") && c.tensor == size("tensor"))) {
-        out.push_back(c);
+  for (int64_t t : AxisSizes(devices, r.max_tensor, {m.heads, m.d_ff})) {
+    for (int64_t e : AxisSizes(devices / t, m.IsMoe() ? m.experts : 1, {m.experts})) {
+      const int64_t rest = devices / t / e;  // data x fsdp
+      if (r.global_batch % (rest * e * std::max<int64_t>(r.microbatches, 1)) != 0) continue;
+      for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
+        if (rest % data != 0 || m.d_model % (rest / data * e) != 0) continue;
+        Candidate c;
+        c.slice = slice.name;
+        c.chips = slice.total_chips();
+        c.data = data;
+        c.fsdp = rest / data;
+        c.expert = e;
+        c.tensor = t;
+        if (only.empty() || (c.data == size("data") && c.fsdp == size("fsdp") &&
+                             c.expert == size("expert") && c.tensor == size("tensor"))) {
+          out.push_back(c);
+        }
       }
     }
   }
   if (!r.mesh.empty() && out.empty()) {
     return InvalidArgument("--mesh " + r.mesh + " does not suit " + slice.name + " (" +
                            std::to_string(devices) +
-                           " devices): give data=D,fsdp=F,tensor=T with D x F x T = devices, "
-                           "D x F dividing the batch, T the heads and d_ff" +
+                           " devices): give data=D,fsdp=F,tensor=T (and expert=E for a mixture "
+                           "of experts) with their product the devices, D x F x E dividing the "
+                           "batch, T the heads and d_ff, E the experts" +
                            (slice.num_slices > 1 ? ", D a multiple of the slices" : ""));
   }
   return out;
@@ -75,6 +92,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.param_dtype = r.param_dtype;
   o.fp8 = r.fp8;
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
+  if (c.expert > 1) o.mesh.emplace_back("expert", c.expert);
   TPUSIM_ASSIGN_OR_RETURN(o.remat, model::ParseRemat(c.remat));
   o.microbatches = c.microbatches;
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
@@ -102,7 +120,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
 // that split its sequences per data x fsdp shard evenly.
 std::vector<int64_t> MicrobatchCounts(const PlanRequest& r, const Candidate& c) {
   if (r.microbatches > 0) return {r.microbatches};
-  const int64_t per_shard = r.global_batch / (c.data * c.fsdp);
+  const int64_t per_shard = r.global_batch / (c.data * c.fsdp * c.expert);
   std::vector<int64_t> out;
   for (int64_t m = 1; m <= per_shard; ++m) {
     if (per_shard % m == 0) out.push_back(m);
@@ -142,6 +160,7 @@ std::string GiB(int64_t bytes) {
 
 std::string Candidate::Mesh() const {
   return "data=" + std::to_string(data) + ",fsdp=" + std::to_string(fsdp) +
+         (expert > 1 ? ",expert=" + std::to_string(expert) : "") +
          ",tensor=" + std::to_string(tensor);
 }
 
@@ -209,7 +228,7 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
                     " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations, " +
                     r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %-28s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
+  std::snprintf(line, sizeof line, "  %-12s %-32s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
                 "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
                 "$/1M tok");
   out += line;
@@ -220,7 +239,7 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
       std::snprintf(usd, sizeof usd, "%.2f", c.usd_per_million_tokens);
     }
     std::snprintf(
-        line, sizeof line, "  %-12s %-28s %-9s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
+        line, sizeof line, "  %-12s %-32s %-9s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
         c.slice.c_str(), c.Mesh().c_str(), c.remat.c_str(), static_cast<long long>(c.microbatches),
         c.step_seconds, 100 * c.mfu, c.tokens_per_s_per_chip,
         (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
@@ -263,15 +282,11 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["fp8"] = r.fp8;
   nlohmann::json& list = j["candidates"] = nlohmann::json::array();
   for (const Candidate& c : candidates) {
-    nlohmann::json e = {{"slice", c.slice},
-                        {"chips", c.chips},
-                        {"data", c.data},
-                        {"fsdp", c.fsdp},
-                        {"tensor", c.tensor},
-                        {"remat", c.remat},
-                        {"microbatches", c.microbatches},
-                        {"fits", c.fits()},
-                        {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
+    nlohmann::json e = {{"slice", c.slice},   {"chips", c.chips},
+                        {"data", c.data},     {"fsdp", c.fsdp},
+                        {"expert", c.expert}, {"tensor", c.tensor},
+                        {"remat", c.remat},   {"microbatches", c.microbatches},
+                        {"fits", c.fits()},   {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
     if (c.fits()) {
       e["step_seconds"] = c.step_seconds;
       e["mfu"] = c.mfu;

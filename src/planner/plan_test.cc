@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace tpusim::planner {
 namespace {
@@ -187,6 +188,35 @@ TEST(Plan, MicrobatchesFitWhatTheWholeBatchCannot) {
   EXPECT_FALSE((*fewer)[0].fits());
   if (by["none"].fits()) EXPECT_GE(by["none"].microbatches, by["full"].microbatches);
   EXPECT_NE(PlanTable(r, *c).find(" --microbatches "), std::string::npos);
+}
+
+// A mixture of experts adds an expert axis that divides its experts; a
+// dense model never gets one.
+TEST(Plan, MixturesOfExpertsSearchAnExpertAxis) {
+  model::ModelSpec m = Small();
+  m.experts = 4;
+  m.experts_per_token = 2;
+  PlanRequest r{.model = m, .slices = {"v5e-8"}, .global_batch = 16, .remat = "full"};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::set<int64_t> experts;
+  for (const Candidate& x : *c) {
+    EXPECT_EQ(x.data * x.fsdp * x.expert * x.tensor, 8) << x.Mesh();
+    EXPECT_EQ(m.experts % x.expert, 0) << x.Mesh();
+    EXPECT_TRUE(x.fits()) << x.rejected;
+    experts.insert(x.expert);
+    if (x.expert > 1)
+      EXPECT_NE(x.Mesh().find(",expert=" + std::to_string(x.expert)), std::string::npos);
+  }
+  EXPECT_EQ(experts, (std::set<int64_t>{1, 2, 4}));
+  r.mesh = "fsdp=2,expert=4";
+  auto one = Plan(r);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].Mesh(), "data=1,fsdp=2,expert=4,tensor=1");
+  r.model = Small();
+  auto dense = Plan(r);
+  EXPECT_EQ(dense.status().code(), StatusCode::kInvalidArgument);
 }
 
 // Over two slices the data axis spans them (a multiple of the slices).

@@ -2,7 +2,8 @@
 // servers run them: prefill (a batch of prompts through every layer, their
 // keys and values kept as the KV cache) and decode (one new token per
 // sequence, attending to the cache). Weights in the activations' type,
-// sharded over a mesh of data (sequences) and tensor (heads, MLP units).
+// sharded over a mesh of data (sequences) and tensor (heads, MLP units),
+// and expert (a mixture's experts, and sequences) for a mixture of experts.
 #ifndef TPUSIM_MODEL_SERVE_STEP_H_
 #define TPUSIM_MODEL_SERVE_STEP_H_
 

@@ -23,10 +23,11 @@ struct TrainStepOptions {
   std::string dtype = "bf16";
   std::string param_dtype = "f32";
   // The mesh: axes from "data" (splits the batch), "fsdp" (splits the batch
-  // and every weight's model dimension), "tensor" (splits heads and the
-  // MLP's hidden units) and "sequence" (splits the sequence, and with fsdp
-  // the weights; the train step only), with their sizes. Empty: no
-  // shardings.
+  // and every weight's model dimension), "expert" (a mixture of experts'
+  // only: splits the batch, the experts, and the other weights' model
+  // dimension as fsdp does), "tensor" (splits heads and the MLP's hidden
+  // units) and "sequence" (splits the sequence, and with fsdp the weights;
+  // the train step only), with their sizes. Empty: no shardings.
   std::vector<std::pair<std::string, int64_t>> mesh;
   int64_t MeshSize(const std::string& axis) const {
     for (const auto& [name, size] : mesh) {
@@ -54,6 +55,10 @@ struct TrainStepOptions {
   // absolute maximum, f32 accumulation; the master weights stay in
   // param_dtype. The logits' projection and attention stay in dtype.
   bool fp8 = false;
+  // A mixture of experts' slots per expert and sequence, as a multiple of
+  // its fair share (k seq / experts): tokens past them are dropped (their
+  // expert adds nothing), as GShard and MaxText do. <= 0: none dropped.
+  double capacity_factor = 1.25;
 };
 
 // As the command line spells them: "full", "selective", "none".
@@ -63,10 +68,10 @@ StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name);
 // The step as StableHLO text: @main(parameters..., first moments...,
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
 // The backward pass recomputes what options.remat did not keep; with
-// microbatches, a loop over them sums the gradients. kUnimplemented for
-// what it does not build yet (mixture of experts); kInvalidArgument for
-// options that cannot be (a microbatch the mesh's batch axes do not divide,
-// a seq its sequence axis does not, or longer than the model's learned
+// microbatches, a loop over them sums the gradients. kInvalidArgument for
+// options that cannot be (a microbatch the mesh's batch axes do not
+// divide, an expert axis that does not divide the experts, a seq its
+// sequence axis does not divide or longer than the model's learned
 // position table).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 

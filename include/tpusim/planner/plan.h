@@ -43,6 +43,7 @@ struct Candidate {
   std::string slice;
   int64_t chips = 0;
   int64_t data = 1, fsdp = 1, tensor = 1;
+  int64_t expert = 1;  // a mixture of experts' expert axis
   std::string remat = "full";
   int64_t microbatches = 1;
   // Empty when it ran; else why not (the memory breakdown of a program that
@@ -58,7 +59,7 @@ struct Candidate {
   double usd_per_million_tokens = 0;
 
   bool fits() const { return rejected.empty(); }
-  std::string Mesh() const;     // "data=1,fsdp=64,tensor=2"
+  std::string Mesh() const;     // "data=1,fsdp=64,tensor=2" (",expert=E" where E > 1)
   std::string Options() const;  // "--mesh data=1,fsdp=64,tensor=2 --remat full --microbatches 1"
 };
 
