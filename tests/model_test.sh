@@ -214,6 +214,23 @@ for c in plan["candidates"]:
     devices = 8 if c["slice"] == "v5p-16" else 16
     assert c["data"] * c["fsdp"] * c["tensor"] == devices, c
 PY
+# Spot prices from a file of the user's: the cost column charges them.
+cat >prices.toml <<'TOML'
+[v5p]
+on_demand = 4.20
+spot = 1.00
+as_of = "2026-11"
+source = "model_test.sh"
+TOML
+"$tpusim" plan --model llama3-8b --slice v5p-16 --global-batch 32 --seq 2048 --remat full \
+  --mesh fsdp=8 --prices prices.toml --spot >spot.txt 2>/dev/null || fail "plan --spot: $(tail -n 1 spot.txt)"
+grep -q 'spot prices' spot.txt || fail "plan --spot: $(head -n 1 spot.txt)"
+$py - <<'PY' || fail "plan --spot: the cost is not the spot price's"
+import re
+row = [l for l in open("spot.txt") if l.startswith("  v5p-16")][0].split()
+step, tokens_per_s_per_chip, usd = float(row[4].rstrip("s")), float(row[6]), float(row[-1])
+assert abs(usd - 1.00 / 3600 / tokens_per_s_per_chip * 1e6) < 0.01, (usd, row)
+PY
 # The model on v5e-16 at batch 4 x 8192 needs more than one chip's 16 GB
 # unless split: the replicated meshes are rejected with their memory.
 "$tpusim" plan --model llama3-8b --slice v5e-16 --global-batch 16 --seq 4096 >oom.txt 2>/dev/null ||
@@ -278,6 +295,9 @@ bad_plan "model" 2 "unknown model 'llama9'" --model llama9 --slice v5p-16 --glob
 bad_plan "slice" 2 "no chip preset 'v9'" --model llama3-8b --slice v9-8 --global-batch 8
 bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp axes of no mesh of v5p-16" \
   --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4
+printf '[v5p]\non_demand = "4"\n' >bad-prices.toml
+bad_plan "prices" 2 "bad-prices.toml:2:13: 'v5p.on_demand' has the wrong type" \
+  --model llama3-8b --slice v5p-16 --global-batch 8 --prices bad-prices.toml
 bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
   --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \

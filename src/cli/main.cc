@@ -23,6 +23,7 @@
 #include "tpusim/planner/serve.h"
 #include "tpusim/runtime/check.h"
 #include "tpusim/runtime/convert.h"
+#include "tpusim/runtime/load.h"
 #include "tpusim/runtime/run.h"
 
 namespace {
@@ -228,6 +229,11 @@ int Main(int argc, char** argv) {
                        "one remat policy (full, selective, none) in place of each");
   plan_cmd->add_option("--microbatches", plan.microbatches,
                        "microbatches per step (default: the fewest that fit)");
+  std::string prices_file;
+  plan_cmd->add_option("--prices", prices_file,
+                       "dollars per chip-hour from a TOML file (default: the built-in list)");
+  bool spot = false;
+  plan_cmd->add_flag("--spot", spot, "charge spot prices (from --prices) in place of on-demand");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
 
   CLI::App* slices_cmd =
@@ -276,6 +282,16 @@ int Main(int argc, char** argv) {
   if (*plan_cmd) {
     auto spec = tpusim::model::FindModel(plan_model);
     if (!spec.ok()) return Fail(spec.status());
+    tpusim::planner::Pricing pricing{.spot = spot};
+    if (!prices_file.empty()) {
+      auto text = tpusim::runtime::ReadTextFile(prices_file);
+      if (!text.ok()) return Fail(text.status());
+      auto list = tpusim::planner::LoadPricesToml(*text, prices_file);
+      if (!list.ok()) return Fail(list.status());
+      pricing.list = std::move(*list);
+    }
+    plan.pricing = pricing;
+    serving.pricing = pricing;
     if (serve) {
       serving.model = *spec;
       if (plan_slices.find(',') != std::string::npos) return Fail("--serve takes one --slice", 2);

@@ -110,8 +110,8 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   c.mfu = model::TrainingFlopsPerToken(r.model, seq) * tokens /
           (c.step_seconds * chips * chip.PeakBf16FlopsPerS());
   c.tokens_per_s_per_chip = tokens / c.step_seconds / chips;
-  if (const ChipHourPrice* price = FindPrice(chip.name)) {
-    c.usd_per_million_tokens = price->on_demand_usd / 3600 / c.tokens_per_s_per_chip * 1e6;
+  if (const double usd = r.pricing.PerChipHour(chip.name); usd > 0) {
+    c.usd_per_million_tokens = usd / 3600 / c.tokens_per_s_per_chip * 1e6;
   }
   return Status::Ok();
 }
@@ -226,7 +226,8 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
                     " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations, " +
-                    r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "\n";
+                    r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "; " +
+                    r.pricing.Kind() + " prices\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %-32s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
                 "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
@@ -280,6 +281,7 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["dtype"] = r.dtype;
   j["param_dtype"] = r.param_dtype;
   j["fp8"] = r.fp8;
+  j["pricing"] = r.pricing.Kind();
   nlohmann::json& list = j["candidates"] = nlohmann::json::array();
   for (const Candidate& c : candidates) {
     nlohmann::json e = {{"slice", c.slice},   {"chips", c.chips},

@@ -109,6 +109,27 @@ TEST(Plan, CostRanksByDollarsPerToken) {
   EXPECT_NE(PlanTable(r, *c).find("cheapest: "), std::string::npos);
 }
 
+// Spot prices from a list of the user's: the cost column charges them, and
+// a generation without one goes unpriced.
+TEST(Plan, SpotPricesComeFromAPriceList) {
+  PlanRequest r{.model = Small(),
+                .slices = {"v5e-8", "v5p-16"},
+                .global_batch = 16,
+                .pricing = {.list = {{"v5e", 1.2, 0.3, "2026-11", "test"}}, .spot = true},
+                .remat = "full"};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (const Candidate& x : *c) {
+    if (x.slice == "v5litepod-8") {
+      const double usd = 0.3 * x.chips * x.step_seconds / 3600 / (16.0 * 128) * 1e6;
+      EXPECT_NEAR(x.usd_per_million_tokens, usd, 1e-9 * usd);
+    } else {
+      EXPECT_EQ(x.usd_per_million_tokens, 0) << x.slice;
+    }
+  }
+  EXPECT_NE(PlanTable(r, *c).find("spot prices"), std::string::npos);
+}
+
 // --mesh times one mesh; one the slice cannot hold is refused.
 TEST(Plan, OneMeshMayBeGiven) {
   PlanRequest r{

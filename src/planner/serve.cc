@@ -246,9 +246,9 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
                                        .requests = r.requests,
                                        .seed = r.seed});
   }
-  if (const ChipHourPrice* price = FindPrice(slice.chip.name)) {
-    plan.usd_per_million_tokens = price->on_demand_usd / 3600 * static_cast<double>(plan.chips) /
-                                  plan.closed.tokens_per_s * 1e6;
+  if (const double usd = r.pricing.PerChipHour(slice.chip.name); usd > 0) {
+    plan.usd_per_million_tokens =
+        usd / 3600 * static_cast<double>(plan.chips) / plan.closed.tokens_per_s * 1e6;
   }
   return plan;
 }
@@ -292,8 +292,8 @@ std::string ServeTable(const ServeRequest& r, const ServePlan& p) {
   }
   if (p.usd_per_million_tokens > 0) {
     char line[96];
-    std::snprintf(line, sizeof line, "  cost        $%.3f per 1M generated tokens (on demand)\n",
-                  p.usd_per_million_tokens);
+    std::snprintf(line, sizeof line, "  cost        $%.3f per 1M generated tokens (%s)\n",
+                  p.usd_per_million_tokens, r.pricing.Kind());
     out += line;
   }
   return out;

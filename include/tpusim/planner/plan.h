@@ -13,6 +13,7 @@
 
 #include "tpusim/base/status.h"
 #include "tpusim/model/model.h"
+#include "tpusim/planner/prices.h"
 
 namespace tpusim::planner {
 
@@ -26,7 +27,8 @@ struct PlanRequest {
   std::string param_dtype = "f32";  // weights and optimizer moments
   bool fp8 = false;                 // the projections' matmuls in fp8
   int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
-  // Rank candidates by step time, or by dollars per token (on-demand).
+  Pricing pricing;                  // the cost column's prices
+  // Rank candidates by step time, or by dollars per token.
   enum class Objective { kTime, kCost } objective = Objective::kTime;
   // One mesh to try in place of the search ("data=2,fsdp=256,tensor=12";
   // axes left out are 1); empty: every mesh.
@@ -54,8 +56,8 @@ struct Candidate {
   double tokens_per_s_per_chip = 0;
   int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;
   double exposed_communication_seconds = 0;
-  // On-demand dollars per million tokens trained (prices.h); 0 when the
-  // generation has no recorded price.
+  // Dollars per million tokens trained at the request's prices
+  // (prices.h); 0 when the generation has no recorded price.
   double usd_per_million_tokens = 0;
 
   bool fits() const { return rejected.empty(); }

@@ -13,6 +13,7 @@
 
 #include "tpusim/base/status.h"
 #include "tpusim/model/model.h"
+#include "tpusim/planner/prices.h"
 
 namespace tpusim::planner {
 
@@ -27,6 +28,7 @@ struct ServeRequest {
   uint64_t seed = 1;
   std::string dtype = "bf16";  // weights and activations
   std::string mesh;            // "data=D,tensor=T"; empty: tensor over the heads
+  Pricing pricing;             // the cost line's prices
 };
 
 // Step times from the simulator, at the batch sizes and contexts sampled;
