@@ -82,13 +82,13 @@ for name, dims, et in re.findall(r"%(\w+): tensor<([0-9x]*)x?(f32|i32)>", sig):
 PY
   # shellcheck disable=SC2046
   "$tpusim" run step.mlir $(cat flags.txt) --output-dir whole >whole.txt 2>&1 ||
-    fail "whole run: $(tail -n 1 whole.txt)"
+    fail "$dir whole run: $(tail -n 1 whole.txt)"
   # shellcheck disable=SC2046
   "$tpusim" run step.mlir --slice v5e-8 $(cat flags.txt) --output-dir split >split.txt 2>&1 ||
-    fail "partitioned run: $(tail -n 1 split.txt)"
+    fail "$dir partitioned run: $(tail -n 1 split.txt)"
   grep -q 'SPMD partitioner: the global program split over 8 devices' split.txt ||
-    fail "not partitioned: $(grep SPMD split.txt)"
-  $py - <<'PY' || fail "the partitioned step's values differ from the whole one's"
+    fail "$dir not partitioned: $(grep SPMD split.txt)"
+  $py - <<'PY' || fail "$dir: the partitioned step's values differ from the whole one's"
 import glob
 import numpy as np
 files = sorted(glob.glob("whole/*.npy"))
@@ -105,6 +105,14 @@ PY
 check_partitioned tiny
 # Kept matmul outputs and two microbatches of 4, partitioned alike.
 check_partitioned tiny data=2,fsdp=2,tensor=2 tiny-micro --batch 8 --microbatches 2 --remat selective
+# The sequence (8 tokens) split in 2 beside data or tensor: flash attention
+# keeps each device's query rows and gathers the keys and values; spelled
+# out, its causal mask compares global positions.
+check_partitioned tiny data=2,sequence=2,fsdp=2 tiny-seq-data
+check_partitioned tiny data=2,sequence=2,fsdp=2 tiny-seq-spelled --batch 4 --no-flash-attention
+check_partitioned tiny tensor=2,sequence=2,fsdp=2 tiny-seq-tensor
+check_partitioned tiny data=2,sequence=2,fsdp=2 tiny-seq-micro --batch 8 --microbatches 2 \
+  --remat selective
 # PaLM's block: LayerNorm, attention and MLP side by side, one kv head that
 # the tensor axis cannot split (every device keeps it), tied embeddings.
 cat >palmish.toml <<'TOML'
@@ -125,6 +133,9 @@ parallel_layers = true
 max_seq = 8
 TOML
 check_partitioned palmish
+check_partitioned palmish sequence=2,tensor=2,data=2 palmish-seq
+check_partitioned palmish sequence=2,tensor=2,data=2 palmish-seq-spelled --batch 4 \
+  --no-flash-attention
 # GPT-3's block: LayerNorm with shift, a bias on every projection (split as
 # its weight's output), a GELU MLP, a learned position table longer than the
 # sequence, tied embeddings.
@@ -147,6 +158,7 @@ position_embeddings = 12
 max_seq = 8
 TOML
 check_partitioned gpt3ish
+check_partitioned gpt3ish sequence=2,tensor=2,data=2 gpt3ish-seq
 # Mixtral's MLP, 4 experts of 2 per token (some tokens dropped at the
 # default capacity factor), over fsdp, expert and tensor axes: two
 # all-to-alls each way through the experts.
@@ -259,7 +271,11 @@ bad() {
 bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
 bad "batch" 2 "a batch of 3 does not split over data x fsdp x expert = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
 bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0
-bad "axis" 2 "mesh axis 'model': expected data, fsdp, expert or tensor" llama3-8b --emit x.mlir --mesh model=2
+bad "axis" 2 "mesh axis 'model': expected data, fsdp, expert, tensor or sequence" llama3-8b --emit x.mlir --mesh model=2
+bad "sequence" 2 "a sequence of 1000 tokens does not split over sequence = 3" \
+  llama3-8b --emit x.mlir --seq 1000 --mesh sequence=3
+bad "serve sequence" 3 "the prefill step of llama3-8b: a sequence axis is not built yet" \
+  llama3-8b --step prefill --emit x.mlir --seq 64 --mesh sequence=2
 bad "experts" 2 "mesh axis 'expert' = 3 does not divide the 8 experts of mixtral-8x7b" \
   mixtral-8x7b --emit x.mlir --batch 3 --mesh expert=3
 bad "no experts" 2 "mesh axis 'expert': llama3-8b has no experts to split" llama3-8b --emit x.mlir --batch 2 --mesh expert=2

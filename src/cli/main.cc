@@ -162,7 +162,9 @@ int Main(int argc, char** argv) {
   model_cmd->add_option("--seq", model.step.seq, "sequence length (default: the model's)");
   model_cmd->add_option(
       "--mesh", model.mesh,
-      "shardings over a mesh of data, fsdp, expert and tensor axes: data=2,fsdp=4");
+      "shardings over a mesh of data, fsdp, expert, tensor and sequence axes: data=2,fsdp=4");
+  model_cmd->add_flag("!--no-flash-attention", model.step.flash_attention,
+                      "train step: spell attention out in matmuls and a softmax");
   model_cmd->add_option("--dtype", model.step.dtype, "activations: bf16, f32 or f64")
       ->capture_default_str();
   model_cmd

@@ -31,13 +31,14 @@ StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name) {
 // would outweigh what recomputing them saves.
 std::vector<SavedAct> StepBuilder::SavedActs() const {
   using Axes = std::vector<std::vector<std::string>>;
-  const std::vector<std::string> batch = BatchAxes(), whole, tensor = {"tensor"};
+  const std::vector<std::string> batch = BatchAxes(), seq = {"sequence"}, whole,
+                                 tensor = {"tensor"};
   const std::vector<std::string> kv_tensor = kv_ % o_.MeshSize("tensor") == 0 ? tensor : whole;
   const std::string& t = o_.dtype;
   // [b, s, d_model] values are stored split over tensor along d_model as
   // well: each device keeps a slice and gathers the layer's back for use.
   auto model_dim = [&](Val LayerActs::*field) {
-    return SavedAct{field, {b_, s_, d_}, t, {batch, whole, whole}, {batch, whole, tensor}};
+    return SavedAct{field, {b_, s_, d_}, t, {batch, seq, whole}, {batch, seq, tensor}};
   };
   auto act = [&](Val LayerActs::*field, const Dims& shape, const std::string& element,
                  const Axes& axes) {
@@ -47,15 +48,15 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
   if (o_.remat == TrainStepOptions::Remat::kFull) return out;
   const bool all = o_.remat == TrainStepOptions::Remat::kNone;
   if (all) out.push_back(model_dim(&LayerActs::h1));
-  out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, whole, tensor, whole}));
-  out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, whole, kv_tensor, whole}));
-  out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, whole, kv_tensor, whole}));
+  out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+  out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+  out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
   if (o_.flash_attention) {
-    out.push_back(act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, whole, tensor, whole}));
-    out.push_back(act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, whole}));
+    out.push_back(act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+    out.push_back(act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
   } else {
-    if (all) out.push_back(act(&LayerActs::p, {b_, h_, s_, s_}, t, {batch, tensor, whole, whole}));
-    out.push_back(act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, whole, tensor}));
+    if (all) out.push_back(act(&LayerActs::p, {b_, h_, s_, s_}, t, {batch, tensor, seq, whole}));
+    out.push_back(act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, seq, tensor}));
   }
   if (!m_.parallel_layers) {
     out.push_back(model_dim(&LayerActs::x2));
@@ -63,7 +64,7 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
   }
   // A mixture of experts' MLP is recomputed from h2 (Restore).
   if (m_.IsMoe()) return out;
-  const Axes hidden = {batch, whole, tensor};
+  const Axes hidden = {batch, seq, tensor};
   if (Gated()) out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
   out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
   if (all) out.push_back(act(&LayerActs::act, {b_, s_, f_}, t, hidden));

@@ -123,7 +123,21 @@ std::string StepBuilder::BuildDecode(int64_t context) {
       });
 }
 
+namespace {
+
+// Serving keeps each sequence on one device: its cache is split by batch
+// and kv head only.
+Status NoSequenceAxis(const ModelSpec& spec, const TrainStepOptions& options,
+                      const std::string& step) {
+  if (options.MeshSize("sequence") <= 1) return Status::Ok();
+  return Unimplemented("the " + step + " of " + spec.name +
+                       ": a sequence axis is not built yet (serving splits the batch and heads)");
+}
+
+}  // namespace
+
 StatusOr<std::string> EmitPrefillStep(const ModelSpec& spec, const TrainStepOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(NoSequenceAxis(spec, options, "prefill step"));
   TPUSIM_RETURN_IF_ERROR(CheckStep(spec, options, "prefill step"));
   TrainStepOptions flash = options;
   flash.flash_attention = true;  // the cache keeps the kernel's keys and values
@@ -133,6 +147,7 @@ StatusOr<std::string> EmitPrefillStep(const ModelSpec& spec, const TrainStepOpti
 StatusOr<std::string> EmitDecodeStep(const ModelSpec& spec, const TrainStepOptions& options,
                                      int64_t context) {
   if (context < 0) return InvalidArgument("the context must be >= 0 tokens");
+  TPUSIM_RETURN_IF_ERROR(NoSequenceAxis(spec, options, "decode step"));
   if (spec.position_embeddings > 0 && context >= spec.position_embeddings) {
     return InvalidArgument("the decode step of " + spec.name + ": position " +
                            std::to_string(context) + " is past the " +

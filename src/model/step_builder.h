@@ -106,17 +106,25 @@ class StepBuilder {
   // The mesh axes that split the batch, and those that split a weight's
   // model dimension (FSDP's): "expert" is in both, as in MaxText's
   // activation_batch and embed rules, but a server keeps its weights whole
-  // along d_model and splits only the experts over it.
+  // along d_model and splits only the experts over it. "sequence" splits
+  // the model dimension too (MaxText's embed rule), not the batch.
   std::vector<std::string> BatchAxes() const { return {"data", "fsdp", "expert"}; }
   std::vector<std::string> FsdpAxes() const {
-    return serving_ ? std::vector<std::string>{"fsdp"} : std::vector<std::string>{"fsdp", "expert"};
+    return serving_ ? std::vector<std::string>{"fsdp"}
+                    : std::vector<std::string>{"fsdp", "sequence", "expert"};
   }
   std::string Sharding(const std::vector<std::vector<std::string>>& axes) const;
-  // Activations split by batch (and the logits by vocabulary over tensor):
-  // constraints as MaxText puts them, where the partitioner would otherwise
-  // follow a weight's sharding.
+  // Activations split by batch and sequence (and the logits by vocabulary
+  // over tensor): constraints as MaxText puts them, where the partitioner
+  // would otherwise follow a weight's sharding.
   std::string BatchSharding(int64_t rank) const;
-  std::string LogitsSharding() const { return Sharding({BatchAxes(), {}, {"tensor"}}); }
+  std::string LogitsSharding() const { return Sharding({BatchAxes(), {"sequence"}, {"tensor"}}); }
+  // Sequence (context) parallelism: sequence_parallel.cc.
+  // The query rows' positions, for flash attention's causal mask.
+  Val Positions() { return w_.Iota({s_}, 0, "i32"); }
+  // dk or dv ([b, t, heads, d], or [b, heads, t, d] when `heads_first`),
+  // partial sums over the sequence axis, reduce-scattered along t.
+  Val SplitKvGrad(const Val& x, bool heads_first);
   // The embedding table gathered over fsdp for the lookup, as FSDP gathers
   // every weight before use: each device then looks up its own tokens.
   Val LookupTable(const Val& embed) { return w_.Constraint(embed, Sharding({{"tensor"}, {}})); }
@@ -292,6 +300,10 @@ class StepBuilder {
   const int64_t b_, s_, d_, h_, kv_, hd_, f_;
   HloWriter w_;
 };
+
+// OK, or why the sequence axis of `options` cannot split `seq` tokens
+// (kInvalidArgument): sequence_parallel.cc.
+Status CheckSequenceSplit(const TrainStepOptions& options, int64_t seq);
 
 // OK, or why `spec` and `options` make no `step` ("train step"): what is not
 // built yet (kUnimplemented), impossible options (kInvalidArgument).

@@ -53,6 +53,7 @@ std::string StepBuilder::Sharding(const std::vector<std::vector<std::string>>& a
 std::string StepBuilder::BatchSharding(int64_t rank) const {
   std::vector<std::vector<std::string>> axes(rank);
   axes[0] = BatchAxes();
+  if (rank > 1) axes[1] = {"sequence"};
   return Sharding(axes);
 }
 
@@ -129,7 +130,7 @@ LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
   a.k = KvHeads(a.k_new);
   a.v = KvHeads(a.v_new);
   if (o_.flash_attention) {
-    const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v},
+    const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v, Positions()},
                                           {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
     a.o4 = r[0];
     a.lse = r[1];
@@ -218,11 +219,12 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
   if (o_.flash_attention) {
     const Val dout4 = w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_});
     const std::vector<Val> d =
-        w_.Generic("tpusim.flash_attention_grad", {a.q, a.k, a.v, a.o4, a.lse, dout4},
+        w_.Generic("tpusim.flash_attention_grad", {a.q, a.k, a.v, a.o4, a.lse, dout4, Positions()},
                    {a.q, a.k, a.v}, FlashAttrs());
     dq2 = w_.Reshape(d[0], {b_, s_, h_ * hd_});
-    dk2 = w_.Reshape(RepeatKv() ? SumGroups(d[1]) : d[1], {b_, s_, kv_ * hd_});
-    dv2 = w_.Reshape(RepeatKv() ? SumGroups(d[2]) : d[2], {b_, s_, kv_ * hd_});
+    const Val dk = SplitKvGrad(d[1], false), dv = SplitKvGrad(d[2], false);
+    dk2 = w_.Reshape(RepeatKv() ? SumGroups(dk) : dk, {b_, s_, kv_ * hd_});
+    dv2 = w_.Reshape(RepeatKv() ? SumGroups(dv) : dv, {b_, s_, kv_ * hd_});
   } else {
     AttentionBack(a, dx2, w, dq2, dk2, dv2);
   }
@@ -247,12 +249,12 @@ void StepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weight
                                 Val& dk2, Val& dv2) {
   const Val dout = w_.Transpose(w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_}), {0, 2, 1, 3});
   const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});  // b h s t
-  const Val dv = w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2});  // b h t d
+  const Val dv = SplitKvGrad(w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2}), true);  // b h t d
   const Val rowsum = w_.Reduce("add", Mul(dp, a.p), {3});
   Val dscores = Mul(a.p, Lead("subtract", dp, rowsum));
   dscores = Mul(dscores, Fill(1 / std::sqrt(static_cast<double>(hd_)), dscores));
   const Val dq = w_.Dot(dscores, a.k, {0, 1}, {0, 2}, {3}, {1});  // b h s d
-  const Val dk = w_.Dot(dscores, a.q, {0, 1}, {0, 2}, {2}, {1});  // b h t d
+  const Val dk = SplitKvGrad(w_.Dot(dscores, a.q, {0, 1}, {0, 2}, {2}, {1}), true);  // b h t d
   const int64_t g = h_ / kv_;
   auto flat = [&](const Val& bhsd, int64_t heads) {
     Val bshd = w_.Transpose(bhsd, {0, 2, 1, 3});
@@ -456,9 +458,10 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
   });
 
   for (size_t k = 0; k < n; ++k) r.grads[layer_names[k]] = bwd[grads_at + k];
-  // The embedding's gradient split over fsdp along d_model, as the table
-  // is: the tokens' gradients trade their fsdp split of the batch for one of
-  // d_model (an all-to-all), so that no device holds the whole table.
+  // The embedding's gradient split over fsdp (and expert, sequence) along
+  // d_model, as the table is: the tokens' gradients trade their fsdp split
+  // of the batch (and sequence split) for one of d_model (all-to-alls), so
+  // that no device holds the whole table.
   const Val dtokens =
       w_.Constraint(w_.Convert(bwd[1], o_.param_dtype), Sharding({{"data"}, {}, FsdpAxes()}));
   Val dembed = w_.Constraint(w_.ScatterAdd(tokens, dtokens, m_.vocab), Sharding({{}, FsdpAxes()}));
@@ -590,12 +593,15 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
   }
   int64_t batch_split = 1;
   for (const auto& [name, size] : options.mesh) {
-    if (name != "data" && name != "fsdp" && name != "expert" && name != "tensor") {
-      return InvalidArgument("mesh axis '" + name + "': expected data, fsdp, expert or tensor");
+    if (name != "data" && name != "fsdp" && name != "expert" && name != "tensor" &&
+        name != "sequence") {
+      return InvalidArgument("mesh axis '" + name +
+                             "': expected data, fsdp, expert, tensor or sequence");
     }
     if (size < 1) return InvalidArgument("mesh axis '" + name + "' must have size >= 1");
-    if (name != "tensor") batch_split *= size;
+    if (name != "tensor" && name != "sequence") batch_split *= size;
   }
+  TPUSIM_RETURN_IF_ERROR(CheckSequenceSplit(options, seq));
   const int64_t mb = options.microbatches;
   if (mb < 1 || options.batch % mb != 0) {
     return InvalidArgument("a batch of " + std::to_string(options.batch) + " does not split into " +

@@ -286,6 +286,26 @@ TEST(TrainStep, GradientsMatchFiniteDifferencesParallelLayerNorm) {
   CheckGradients(m, /*flash=*/true, {{"tensor", 2}});
 }
 
+// A sequence axis: flash attention takes its rows' positions, dk and dv
+// are constrained to split along the sequence; the global program's
+// gradients stay exact.
+TEST(TrainStep, GradientsMatchFiniteDifferencesWithSequenceAxis) {
+  ModelSpec m = Tiny();
+  m.max_seq = 4;
+  CheckGradients(m, /*flash=*/true, {{"sequence", 2}, {"tensor", 2}});
+  CheckGradients(m, /*flash=*/false, {{"data", 2}, {"sequence", 2}});
+}
+
+TEST(TrainStep, SequenceAxisMustDivideTheSequence) {
+  const ModelSpec m = Tiny();  // 5 tokens
+  auto text = EmitTrainStep(m, {.batch = 3, .mesh = {{"sequence", 2}}});
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(text.status().message(), "a sequence of 5 tokens does not split over sequence = 2");
+  // The batch need not divide by it.
+  EXPECT_TRUE(EmitTrainStep(m, {.batch = 3, .seq = 4, .mesh = {{"sequence", 2}}}).ok());
+}
+
 // GPT-3's block: LayerNorm with scale and shift, a bias on every
 // projection, a GELU MLP, learned positions (a table longer than the
 // sequence, so that rows past it must take no gradient).

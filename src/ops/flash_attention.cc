@@ -3,14 +3,18 @@
 // that never writes the [S, T] scores to HBM. The model builder emits them;
 // values are computed exactly (in f64), work is priced from shapes.
 //
-//   %o, %lse = "tpusim.flash_attention"(%q, %k, %v) {causal = true, scale = 0.125 : f64}
-//   %dq, %dk, %dv = "tpusim.flash_attention_grad"(%q, %k, %v, %o, %lse, %do) {...}
+//   %o, %lse = "tpusim.flash_attention"(%q, %k, %v[, %pos]) {causal = true, scale = 0.125 : f64}
+//   %dq, %dk, %dv = "tpusim.flash_attention_grad"(%q, %k, %v, %o, %lse, %do[, %pos]) {...}
 //
 // q, o, do, dq: [batch, S, heads, d]; k, v, dk, dv: [batch, T, kv_heads, d],
 // each kv head serving heads / kv_heads query heads; lse: [batch, heads, S]
-// f32, the log-sum-exp of each row of scores.
+// f32, the log-sum-exp of each row of scores. pos (optional): i32 [S], the
+// query rows' positions among the keys (0..S-1 without it), which the
+// causal mask compares: with it a device holding some query rows of a
+// sequence split over devices (context parallelism) masks them right.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ops/foreign_kernels.h"
 #include "ops/index_util.h"
@@ -26,6 +30,8 @@ struct Config {
   int64_t b, s, t, h, kv, d;
   bool causal;
   double scale;
+  bool positions;                // a pos operand gives the rows' positions
+  std::vector<int64_t> row_pos;  // at evaluation: each row's position
   int64_t Q(int64_t bi, int64_t i, int64_t hi, int64_t x) const {
     return ((bi * s + i) * h + hi) * d + x;
   }
@@ -33,8 +39,13 @@ struct Config {
     return ((bi * t + j) * kv + g) * d + x;
   }
   int64_t L(int64_t bi, int64_t hi, int64_t i) const { return (bi * h + hi) * s + i; }
-  bool Masked(int64_t i, int64_t j) const { return causal && j > i; }
+  bool Masked(int64_t i, int64_t j) const { return causal && j > row_pos[i]; }
 };
+
+// The operand index of pos: after q, k, v (and o, lse, do for the grad).
+int PositionsOperand(const ir::Operation& op) {
+  return op.name_str() == "tpusim.flash_attention" ? 3 : 6;
+}
 
 StatusOr<Config> ReadConfig(const ir::Operation& op) {
   if (op.num_operands() < 3) return OpError(op, "needs q, k and v");
@@ -44,7 +55,13 @@ StatusOr<Config> ReadConfig(const ir::Operation& op) {
       op.operand(2).type() != k) {
     return OpError(op, "takes q [b, s, heads, d] and k, v alike [b, t, kv_heads, d]");
   }
-  Config c{q.dim(0), q.dim(1), k.dim(1), q.dim(2), k.dim(2), q.dim(3), false, 1.0};
+  const int pos = PositionsOperand(op);
+  Config c{q.dim(0), q.dim(1), k.dim(1), q.dim(2), k.dim(2), q.dim(3), false, 1.0, false, {}};
+  c.positions = op.num_operands() > pos;
+  if (c.positions && op.operand(pos).type() != ir::Type::Tensor(ir::ElementType::kSI32, {c.s})) {
+    return OpError(op, "takes pos i32 [" + std::to_string(c.s) + "], got " +
+                           op.operand(pos).type().ToString());
+  }
   if (k.dim(0) != c.b || k.dim(3) != c.d || c.kv == 0 || c.h % c.kv != 0) {
     return OpError(op,
                    "q " + q.ToString() + " and k " + k.ToString() +
@@ -52,7 +69,9 @@ StatusOr<Config> ReadConfig(const ir::Operation& op) {
   }
   ir::Attribute causal = op.attr("causal");
   c.causal = causal.kind() == ir::Attribute::Kind::kBool && causal.bool_value();
-  if (c.causal && c.s != c.t) return OpError(op, "causal attention needs s == t");
+  if (c.causal && !c.positions && c.s != c.t) {
+    return OpError(op, "causal attention needs s == t, or the rows' positions");
+  }
   ir::Attribute scale = op.attr("scale");
   if (scale.kind() == ir::Attribute::Kind::kFloat) c.scale = scale.float_value();
   return c;
@@ -65,6 +84,16 @@ std::vector<double> Load(const Tensor& t) {
     out[i] = numerics::LoadAsDouble(t.element(), t.raw() + static_cast<int64_t>(i) * w);
   }
   return out;
+}
+
+// The config of `op` with its rows' positions from the operands.
+StatusOr<Config> EvalConfig(const ir::Operation& op, std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(Config c, ReadConfig(op));
+  c.row_pos.resize(static_cast<size_t>(c.s));
+  for (int64_t i = 0; i < c.s; ++i) {
+    c.row_pos[i] = c.positions ? in[PositionsOperand(op)].data<int32_t>()[i] : i;
+  }
+  return c;
 }
 
 StatusOr<Tensor> Store(const std::vector<double>& v, const ir::Type& type) {
@@ -94,14 +123,19 @@ ir::Type LseType(const Config& c) {
   return ir::Type::Tensor(ir::ElementType::kF32, {c.b, c.h, c.s});
 }
 
+// n operands, or n and pos.
+Status ExpectOperands(const ir::Operation& op, int n) {
+  return op.num_operands() == n + 1 ? Status::Ok() : ExpectNumOperands(op, n);
+}
+
 Status VerifyForward(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 3));
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(op, 3));
   TPUSIM_ASSIGN_OR_RETURN(Config c, ReadConfig(op));
   return VerifyTypes(op, {op.operand(0).type(), LseType(c)});
 }
 
 Status VerifyGrad(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 6));
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(op, 6));
   TPUSIM_ASSIGN_OR_RETURN(Config c, ReadConfig(op));
   const ir::Type& q = op.operand(0).type();
   if (op.operand(3).type() != q || op.operand(5).type() != q ||
@@ -133,7 +167,7 @@ void Row(const Config& c, const std::vector<double>& q, const std::vector<double
 
 StatusOr<std::vector<Tensor>> EvalForward(EvalContext&, const ir::Operation& op,
                                           std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(Config c, ReadConfig(op));
+  TPUSIM_ASSIGN_OR_RETURN(Config c, EvalConfig(op, in));
   const std::vector<double> q = Load(in[0]), k = Load(in[1]), v = Load(in[2]);
   std::vector<double> o(q.size()), lse(static_cast<size_t>(c.b * c.h * c.s)), p(c.t);
   for (int64_t bi = 0; bi < c.b; ++bi) {
@@ -160,7 +194,7 @@ StatusOr<std::vector<Tensor>> EvalForward(EvalContext&, const ir::Operation& op,
 // dv = p^T do; a kv head's gradients sum over the query heads it serves.
 StatusOr<std::vector<Tensor>> EvalGrad(EvalContext&, const ir::Operation& op,
                                        std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(Config c, ReadConfig(op));
+  TPUSIM_ASSIGN_OR_RETURN(Config c, EvalConfig(op, in));
   const std::vector<double> q = Load(in[0]), k = Load(in[1]), v = Load(in[2]), o = Load(in[3]),
                             lse = Load(in[4]), dout = Load(in[5]);
   std::vector<double> dq(q.size()), dk(k.size()), dv(v.size()), p(c.t);
@@ -205,26 +239,42 @@ Work FlashWork(const ir::Operation& op, bool backward) {
                    .head_dim = c->d,
                    .element = op.operand(0).type().element()};
   if (c->causal) {
-    const double n = static_cast<double>(c->s);
+    // Rows at given positions, some of a sequence split over devices, keep
+    // on average what the whole sequence keeps (so a device with the last
+    // rows does more: MaxText's load-balanced split evens that out).
+    const double n = static_cast<double>(c->positions ? c->t : c->s);
     s.kept = n > 0 ? (n + 1) / (2 * n) : 0.5;
     s.mask = "causal";
   }
   return AttentionWork(op, s, backward);
 }
 
-// Batch and kv heads split (each device its query heads' kv heads); the
-// sequences stay whole: splitting them needs a ring of kv blocks.
+// Batch, kv heads (each device its query heads' kv heads) and query rows
+// split; the keys stay whole (all-gathered: MaxText's all-gather context
+// parallelism; a ring of kv blocks would avoid holding them all). A causal
+// mask needs the rows' positions to split them. dk and dv sum over the
+// query rows, so split rows leave them partial sums, added up across the
+// devices.
 std::optional<ShardingRule> FlashRule(const ir::Operation& op) {
   auto c = ReadConfig(op);
   if (!c.ok()) return std::nullopt;
   ShardingRule rule;
   const int batch = rule.Add(c->b);
   const int heads = rule.Add(c->kv);
+  const int rows = rule.Add(c->s, !c->causal || c->positions);
   rule.factors[heads].splits_unevenly = false;
-  const std::vector<int> bshd = {batch, -1, heads, -1}, lse = {batch, heads, -1};
-  for (int i = 0; i < op.num_operands(); ++i) rule.operands.push_back(i == 4 ? lse : bshd);
-  for (int r = 0; r < op.num_results(); ++r)
-    rule.results.push_back(r == 1 && op.num_results() == 2 ? lse : bshd);
+  rule.factors[rows].splits_unevenly = false;
+  const std::vector<int> q = {batch, rows, heads, -1}, kv = {batch, -1, heads, -1},
+                         lse = {batch, heads, rows}, pos = {rows};
+  const bool grad = PositionsOperand(op) == 6;
+  rule.operands = {q, kv, kv};
+  if (grad) rule.operands.insert(rule.operands.end(), {q, lse, q});
+  if (c->positions) rule.operands.push_back(pos);
+  rule.results = grad ? std::vector<std::vector<int>>{q, kv, kv} : std::vector{q, lse};
+  if (grad) {
+    rule.summed = {{}, {rows}, {rows}};
+    rule.combiner = "stablehlo.add";
+  }
   return rule;
 }
 

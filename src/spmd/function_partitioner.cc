@@ -167,9 +167,16 @@ Status FunctionPartitioner::Split(const ir::Operation& op, const ops::ShardingRu
     if (factors.IsReduction(static_cast<int>(f)))
       partial.insert(partial.end(), axes.begin(), axes.end());
   }
-  for (int r = 0; r < op.num_results() && !partial.empty(); ++r) {
+  for (int r = 0; r < op.num_results(); ++r) {
+    Axes summed = partial;
+    if (r < std::ssize(rule.summed)) {
+      for (int f : rule.summed[r]) {
+        summed.insert(summed.end(), factors.axes()[f].begin(), factors.axes()[f].end());
+      }
+    }
+    if (summed.empty()) continue;
     Local& l = locals_[op.result(r).impl()];
-    l.partial = partial;
+    l.partial = std::move(summed);
     l.combiner = rule.combiner;
   }
   return Status::Ok();

@@ -18,7 +18,8 @@ namespace tpusim::model {
 
 // @main(weights..., tokens [batch, seq]) -> (logits [batch, vocab] of the
 // last position, k cache, v cache [layers, batch, seq, kv_heads, head_dim]).
-// options.seq is the prompt length; options.mesh names data and tensor.
+// options.seq is the prompt length; options.mesh names data and tensor (a
+// sequence axis is kUnimplemented).
 // Errors as EmitTrainStep.
 StatusOr<std::string> EmitPrefillStep(const ModelSpec& spec, const TrainStepOptions& options);
 

@@ -25,8 +25,9 @@ struct TrainStepOptions {
   // The mesh: axes from "data" (splits the batch), "fsdp" (splits the batch
   // and every weight's model dimension), "expert" (a mixture of experts'
   // only: splits the batch, the experts, and the other weights' model
-  // dimension as fsdp does) and "tensor" (splits heads and the MLP's hidden
-  // units), with their sizes. Empty: no shardings.
+  // dimension as fsdp does), "tensor" (splits heads and the MLP's hidden
+  // units) and "sequence" (splits the sequence, and with fsdp the weights;
+  // the train step only), with their sizes. Empty: no shardings.
   std::vector<std::pair<std::string, int64_t>> mesh;
   int64_t MeshSize(const std::string& axis) const {
     for (const auto& [name, size] : mesh) {
@@ -69,8 +70,9 @@ StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name);
 // The backward pass recomputes what options.remat did not keep; with
 // microbatches, a loop over them sums the gradients. kInvalidArgument for
 // options that cannot be (a microbatch the mesh's batch axes do not
-// divide, an expert axis that does not divide the experts, a seq longer
-// than the model's learned position table).
+// divide, an expert axis that does not divide the experts, a seq its
+// sequence axis does not divide or longer than the model's learned
+// position table).
 StatusOr<std::string> EmitTrainStep(const ModelSpec& spec, const TrainStepOptions& options);
 
 }  // namespace tpusim::model

@@ -55,8 +55,14 @@ struct ShardingRule {
   std::vector<Factor> factors;
   // Per operand (and result), per dimension: its factor, or -1 for none.
   std::vector<std::vector<int>> operands, results;
+  // Per result (or no entry): factors it sums over though other results
+  // keep them (flash attention's dk and dv sum over the query rows its dq
+  // keeps). Split, they leave that result partial, combined by `combiner`;
+  // they must not split unevenly, as their padding would join the sums.
+  std::vector<std::vector<int>> summed;
   // The elementwise op ("stablehlo.add") that combines partial results of a
-  // reduction factor; empty if reduction factors must stay whole.
+  // reduction factor (or a summed one); empty if reduction factors must stay
+  // whole.
   std::string combiner;
   // Attributes holding one size per dimension of the first operand
   // (dynamic_slice's and gather's slice_sizes, slice's limit_indices): an
