@@ -196,13 +196,17 @@ grep -q 'whole arrays' mixtral.txt && fail "mixtral-8x7b: $(grep 'whole arrays' 
   --json plan.json >plan.txt 2>progress.txt || fail "plan: $(tail -n 1 plan.txt)"
 grep -q '^best: v5p-16 with --mesh data=1,fsdp=8,tensor=1 --remat [a-z]* --microbatches 1$' plan.txt ||
   fail "plan: $(tail -n 3 plan.txt)"
-grep -q 'planning: 72/72 ' progress.txt || fail "plan: no progress line: $(tail -n 1 progress.txt)"
-$py - <<'PY' || fail "plan.json"
-import json
+last=$(grep -o 'planning: [0-9]*/[0-9]*' progress.txt | tail -n 1)
+[[ -n $last && ${last#planning: } == "${last##*/}/${last##*/}" ]] ||
+  fail "plan: no progress line: $(tail -n 1 progress.txt)"
+$py - "${last##*/}" <<'PY' || fail "plan.json"
+import json, sys
 plan = json.load(open("plan.json"))
 fits = [c for c in plan["candidates"] if c["fits"]]
-meshes = {(c["slice"], c["data"], c["fsdp"], c["tensor"]) for c in plan["candidates"]}
-assert len(meshes) == 24 and fits, len(meshes)
+meshes = {(c["slice"], c["data"], c["fsdp"], c["sequence"], c["tensor"]) for c in plan["candidates"]}
+# Every mesh under the three remat policies, sequence axes among them.
+assert 3 * len(meshes) == int(sys.argv[1]) and fits, (len(meshes), sys.argv[1])
+assert any(c["sequence"] > 1 for c in fits)
 # Each mesh's full remat fits with the fewest microbatches: 1 here.
 assert all(c["microbatches"] == 1 for c in fits if c["remat"] == "full")
 assert {c["remat"] for c in fits} == {"full", "selective", "none"}
@@ -212,7 +216,7 @@ for c in fits:
     assert 0 < c["mfu"] < 1 and c["hbm_peak_bytes"] <= c["hbm_capacity_bytes"], c
 for c in plan["candidates"]:
     devices = 8 if c["slice"] == "v5p-16" else 16
-    assert c["data"] * c["fsdp"] * c["tensor"] == devices, c
+    assert c["data"] * c["fsdp"] * c["sequence"] * c["tensor"] == devices, c
 PY
 # Spot prices from a file of the user's: the cost column charges them.
 cat >prices.toml <<'TOML'
@@ -294,7 +298,7 @@ bad_plan() {
 bad_plan "model" 2 "unknown model 'llama9'" --model llama9 --slice v5p-16 --global-batch 8
 bad_plan "slice" 2 "no chip preset 'v9'" --model llama3-8b --slice v9-8 --global-batch 8
 bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp axes of no mesh of v5p-16" \
-  --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4
+  --model llama3-8b --slice v5p-16 --global-batch 3 --max-tensor 4 --max-sequence 1
 printf '[v5p]\non_demand = "4"\n' >bad-prices.toml
 bad_plan "prices" 2 "bad-prices.toml:2:13: 'v5p.on_demand' has the wrong type" \
   --model llama3-8b --slice v5p-16 --global-batch 8 --prices bad-prices.toml

@@ -216,6 +216,10 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--dtype", plan.dtype, "activations: bf16 or f32")->capture_default_str();
   plan_cmd->add_option("--max-tensor", plan.max_tensor, "the largest tensor axis to try")
       ->capture_default_str();
+  plan_cmd
+      ->add_option("--max-sequence", plan.max_sequence,
+                   "the largest sequence (context-parallel) axis to try")
+      ->capture_default_str();
   std::string objective = "time";
   plan_cmd->add_option("--objective", objective, "rank by step time or by on-demand $ per token")
       ->check(CLI::IsMember({"time", "cost"}))

@@ -30,9 +30,10 @@ std::vector<int64_t> AxisSizes(int64_t devices, int64_t most, std::vector<int64_
 
 // The meshes of `devices` worth trying: a tensor axis that splits the
 // query heads and the MLP evenly (kv heads it cannot split are kept whole),
-// an expert axis that splits a mixture's experts, the rest split between
-// data and fsdp so that the batch axes (data x fsdp x expert) divide each
-// microbatch and fsdp x expert the model dimension. Over several slices the
+// an expert axis that splits a mixture's experts, a sequence axis that
+// splits the sequence, the rest split between data and fsdp so that the
+// batch axes (data x fsdp x expert) divide each microbatch and the weights'
+// axes (fsdp x sequence x expert) the model dimension. Over several slices the
 // data axis, outermost, spans them, so that only its gradient reduction
 // crosses DCN.
 StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& slice) {
@@ -42,8 +43,10 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
   if (!r.mesh.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(auto axes, runtime::ParseMeshFlag(r.mesh));
     for (const auto& [name, size] : axes) {
-      if (name != "data" && name != "fsdp" && name != "tensor" && name != "expert") {
-        return InvalidArgument("--mesh axis '" + name + "': expected data, fsdp, expert or tensor");
+      if (name != "data" && name != "fsdp" && name != "sequence" && name != "tensor" &&
+          name != "expert") {
+        return InvalidArgument("--mesh axis '" + name +
+                               "': expected data, fsdp, sequence, expert or tensor");
       }
       only[name] = size;
     }
@@ -51,22 +54,27 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
   auto size = [&](const char* axis) { return only.count(axis) ? only[axis] : 1; };
   const int64_t devices = slice.num_devices();
   std::vector<Candidate> out;
+  const int64_t seq = r.seq > 0 ? r.seq : m.max_seq;
   for (int64_t t : AxisSizes(devices, r.max_tensor, {m.heads, m.d_ff})) {
     for (int64_t e : AxisSizes(devices / t, m.IsMoe() ? m.experts : 1, {m.experts})) {
-      const int64_t rest = devices / t / e;  // data x fsdp
-      if (r.global_batch % (rest * e * std::max<int64_t>(r.microbatches, 1)) != 0) continue;
-      for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
-        if (rest % data != 0 || m.d_model % (rest / data * e) != 0) continue;
-        Candidate c;
-        c.slice = slice.name;
-        c.chips = slice.total_chips();
-        c.data = data;
-        c.fsdp = rest / data;
-        c.expert = e;
-        c.tensor = t;
-        if (only.empty() || (c.data == size("data") && c.fsdp == size("fsdp") &&
-                             c.expert == size("expert") && c.tensor == size("tensor"))) {
-          out.push_back(c);
+      for (int64_t q : AxisSizes(devices / t / e, r.max_sequence, {seq})) {
+        const int64_t rest = devices / t / e / q;  // data x fsdp
+        if (r.global_batch % (rest * e * std::max<int64_t>(r.microbatches, 1)) != 0) continue;
+        for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
+          if (rest % data != 0 || m.d_model % (rest / data * e * q) != 0) continue;
+          Candidate c;
+          c.slice = slice.name;
+          c.chips = slice.total_chips();
+          c.data = data;
+          c.fsdp = rest / data;
+          c.sequence = q;
+          c.expert = e;
+          c.tensor = t;
+          if (only.empty() ||
+              (c.data == size("data") && c.fsdp == size("fsdp") && c.sequence == size("sequence") &&
+               c.expert == size("expert") && c.tensor == size("tensor"))) {
+            out.push_back(c);
+          }
         }
       }
     }
@@ -93,6 +101,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.fp8 = r.fp8;
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
   if (c.expert > 1) o.mesh.emplace_back("expert", c.expert);
+  if (c.sequence > 1) o.mesh.emplace_back("sequence", c.sequence);
   TPUSIM_ASSIGN_OR_RETURN(o.remat, model::ParseRemat(c.remat));
   o.microbatches = c.microbatches;
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
@@ -160,6 +169,7 @@ std::string GiB(int64_t bytes) {
 
 std::string Candidate::Mesh() const {
   return "data=" + std::to_string(data) + ",fsdp=" + std::to_string(fsdp) +
+         (sequence > 1 ? ",sequence=" + std::to_string(sequence) : "") +
          (expert > 1 ? ",expert=" + std::to_string(expert) : "") +
          ",tensor=" + std::to_string(tensor);
 }
@@ -284,11 +294,17 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["pricing"] = r.pricing.Kind();
   nlohmann::json& list = j["candidates"] = nlohmann::json::array();
   for (const Candidate& c : candidates) {
-    nlohmann::json e = {{"slice", c.slice},   {"chips", c.chips},
-                        {"data", c.data},     {"fsdp", c.fsdp},
-                        {"expert", c.expert}, {"tensor", c.tensor},
-                        {"remat", c.remat},   {"microbatches", c.microbatches},
-                        {"fits", c.fits()},   {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
+    nlohmann::json e = {{"slice", c.slice},
+                        {"chips", c.chips},
+                        {"data", c.data},
+                        {"fsdp", c.fsdp},
+                        {"sequence", c.sequence},
+                        {"expert", c.expert},
+                        {"tensor", c.tensor},
+                        {"remat", c.remat},
+                        {"microbatches", c.microbatches},
+                        {"fits", c.fits()},
+                        {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
     if (c.fits()) {
       e["step_seconds"] = c.step_seconds;
       e["mfu"] = c.mfu;

@@ -35,7 +35,7 @@ TEST(Plan, EveryMeshOfTheSliceIsTimedFastestFirst) {
   EXPECT_GE(c->size(), 8u);
   for (size_t i = 0; i < c->size(); ++i) {
     const Candidate& x = (*c)[i];
-    EXPECT_EQ(x.data * x.fsdp * x.tensor, 8) << x.Mesh();
+    EXPECT_EQ(x.data * x.fsdp * x.sequence * x.tensor, 8) << x.Mesh();
     ASSERT_TRUE(x.fits()) << x.rejected;
     EXPECT_GT(x.step_seconds, 0);
     EXPECT_GT(x.mfu, 0);
@@ -60,7 +60,7 @@ TEST(Plan, SlicesMayBeGivenByTorus) {
   ASSERT_FALSE(c->empty());
   for (const Candidate& x : *c) {
     EXPECT_EQ(x.chips, 12);
-    EXPECT_EQ(x.data * x.fsdp, 12) << x.Mesh();
+    EXPECT_EQ(x.data * x.fsdp * x.sequence, 12) << x.Mesh();
   }
   // data=2 x fsdp=6: a mesh whose major axis is not its largest prime.
   EXPECT_TRUE(std::any_of(c->begin(), c->end(), [](const Candidate& x) {
@@ -211,6 +211,25 @@ TEST(Plan, MicrobatchesFitWhatTheWholeBatchCannot) {
   EXPECT_NE(PlanTable(r, *c).find(" --microbatches "), std::string::npos);
 }
 
+// Fewer sequences than devices: a sequence axis splits each sequence's
+// tokens, the batch staying whole along it.
+TEST(Plan, ASequenceAxisSplitsWhatTheBatchCannot) {
+  PlanRequest r{
+      .model = Small(), .slices = {"v5e-8"}, .global_batch = 2, .max_tensor = 1, .remat = "full"};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->empty());
+  for (const Candidate& x : *c) {
+    EXPECT_EQ(x.data * x.fsdp * x.sequence, 8) << x.Mesh();
+    EXPECT_GE(x.sequence, 4) << x.Mesh();  // data x fsdp divides the 2 sequences
+    EXPECT_EQ(128 % x.sequence, 0) << x.Mesh();
+    EXPECT_TRUE(x.fits()) << x.rejected;
+    EXPECT_NE(x.Mesh().find(",sequence=" + std::to_string(x.sequence)), std::string::npos);
+  }
+  r.max_sequence = 1;
+  EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
+}
+
 // A mixture of experts adds an expert axis that divides its experts; a
 // dense model never gets one.
 TEST(Plan, MixturesOfExpertsSearchAnExpertAxis) {
@@ -222,7 +241,7 @@ TEST(Plan, MixturesOfExpertsSearchAnExpertAxis) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   std::set<int64_t> experts;
   for (const Candidate& x : *c) {
-    EXPECT_EQ(x.data * x.fsdp * x.expert * x.tensor, 8) << x.Mesh();
+    EXPECT_EQ(x.data * x.fsdp * x.sequence * x.expert * x.tensor, 8) << x.Mesh();
     EXPECT_EQ(m.experts % x.expert, 0) << x.Mesh();
     EXPECT_TRUE(x.fits()) << x.rejected;
     experts.insert(x.expert);
@@ -254,8 +273,13 @@ TEST(Plan, MultisliceMeshesSplitDataOverTheSlices) {
 }
 
 TEST(Plan, BadRequestsSayWhy) {
-  // Without an 8-way tensor axis, 3 sequences split over no mesh.
-  PlanRequest r{.model = Small(), .slices = {"v5e-8"}, .global_batch = 3, .max_tensor = 4};
+  // With tensor at most 4 and no sequence axis, 3 sequences split over no
+  // mesh.
+  PlanRequest r{.model = Small(),
+                .slices = {"v5e-8"},
+                .global_batch = 3,
+                .max_tensor = 4,
+                .max_sequence = 1};
   auto c = Plan(r);
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("a global batch of 3"), std::string::npos);

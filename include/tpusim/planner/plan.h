@@ -27,6 +27,7 @@ struct PlanRequest {
   std::string param_dtype = "f32";  // weights and optimizer moments
   bool fp8 = false;                 // the projections' matmuls in fp8
   int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
+  int64_t max_sequence = 4;         // the largest sequence (context) axis tried
   Pricing pricing;                  // the cost column's prices
   // Rank candidates by step time, or by dollars per token.
   enum class Objective { kTime, kCost } objective = Objective::kTime;
@@ -45,7 +46,8 @@ struct Candidate {
   std::string slice;
   int64_t chips = 0;
   int64_t data = 1, fsdp = 1, tensor = 1;
-  int64_t expert = 1;  // a mixture of experts' expert axis
+  int64_t sequence = 1;  // context parallelism: splits the sequence
+  int64_t expert = 1;    // a mixture of experts' expert axis
   std::string remat = "full";
   int64_t microbatches = 1;
   // Empty when it ran; else why not (the memory breakdown of a program that
@@ -61,7 +63,8 @@ struct Candidate {
   double usd_per_million_tokens = 0;
 
   bool fits() const { return rejected.empty(); }
-  std::string Mesh() const;     // "data=1,fsdp=64,tensor=2" (",expert=E" where E > 1)
+  // "data=1,fsdp=64,tensor=2" (",sequence=S" and ",expert=E" where above 1)
+  std::string Mesh() const;
   std::string Options() const;  // "--mesh data=1,fsdp=64,tensor=2 --remat full --microbatches 1"
 };
 
