@@ -1,6 +1,7 @@
 // Windowed ops split along their windowed dimensions: each device borrows
 // its neighbours' edge rows (collective permutes) instead of gathering the
-// array, and computes the same windows, bit for bit.
+// array, and computes the same windows (test::SameValues: bit for bit but
+// for the order of a sum).
 #include <gtest/gtest.h>
 
 #include "spmd/run_test_util.h"
