@@ -14,16 +14,18 @@ ctest --test-dir build -j"$jobs" --output-on-failure
 echo "== fuzz smoke run"
 # Only the fuzz targets: they compile the parser into themselves.
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF >/dev/null
-ninja -C build-fuzz -j"$jobs" parse_fuzz hlo_fuzz model_fuzz
+ninja -C build-fuzz -j"$jobs" parse_fuzz hlo_fuzz model_fuzz prices_fuzz
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
-mkdir "$corpus/mlir" "$corpus/hlo" "$corpus/model"
+mkdir "$corpus/mlir" "$corpus/hlo" "$corpus/model" "$corpus/prices"
 build-fuzz/fuzz/parse_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/mlir" examples ../shared/conformance/stablehlo/interpret 2>&1 | tail -n 3
 build-fuzz/fuzz/hlo_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/hlo" examples tests/hlo 2>&1 | tail -n 3
 build-fuzz/fuzz/model_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/model" models 2>&1 | tail -n 3
+build-fuzz/fuzz/prices_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
+  "$corpus/prices" tests/prices 2>&1 | tail -n 3
 
 echo "== ASan + UBSan build and tests"
 scripts/build.sh build-asan -DTPUSIM_SANITIZE=ON -DTPUSIM_BENCH=OFF
