@@ -221,11 +221,13 @@ int Main(int argc, char** argv) {
                    "the largest sequence (context-parallel) axis to try")
       ->capture_default_str();
   std::string objective = "time";
-  plan_cmd->add_option("--objective", objective, "rank by step time or by on-demand $ per token")
+  plan_cmd->add_option("--objective", objective, "rank by step time or by $ per token")
       ->check(CLI::IsMember({"time", "cost"}))
       ->capture_default_str();
-  plan_cmd->add_option("--mesh", plan.mesh,
-                       "one mesh to time in place of the search: data=D,fsdp=F,tensor=T");
+  plan_cmd->add_option(
+      "--mesh", plan.mesh,
+      "one mesh to time in place of the search: data=D,fsdp=F,tensor=T (sequence=S, "
+      "expert=E)");
   plan_cmd->add_option("--param-dtype", plan.param_dtype, "weights and moments: f32 or bf16")
       ->capture_default_str();
   plan_cmd->add_flag("--fp8", plan.fp8, "the projections' matmuls in fp8");
