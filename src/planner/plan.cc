@@ -239,7 +239,7 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
                     r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "; " +
                     r.pricing.Kind() + " prices\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %-32s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
+  std::snprintf(line, sizeof line, "  %-12s %-40s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
                 "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
                 "$/1M tok");
   out += line;
@@ -250,7 +250,7 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
       std::snprintf(usd, sizeof usd, "%.2f", c.usd_per_million_tokens);
     }
     std::snprintf(
-        line, sizeof line, "  %-12s %-32s %-9s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
+        line, sizeof line, "  %-12s %-40s %-9s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
         c.slice.c_str(), c.Mesh().c_str(), c.remat.c_str(), static_cast<long long>(c.microbatches),
         c.step_seconds, 100 * c.mfu, c.tokens_per_s_per_chip,
         (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
