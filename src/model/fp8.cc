@@ -19,6 +19,11 @@ Val StepBuilder::Matmul(const Val& a, const char* fa, const Val& b, const char* 
 // In x's own type: the maximum is exact there, and the quotient needs no
 // more precision than fp8 keeps.
 Val StepBuilder::Quantize(const Val& x, const char* format, Val& scale) {
+  const std::string key = x.name + " " + format;
+  if (auto it = quantized_.find(key); it != quantized_.end()) {
+    scale = it->second.second;
+    return it->second.first;
+  }
   const double largest = std::string(format) == kE5M2 ? 57344 : 448;
   Dims all(static_cast<size_t>(x.rank()));
   for (int64_t d = 0; d < x.rank(); ++d) all[static_cast<size_t>(d)] = d;
@@ -29,7 +34,9 @@ Val StepBuilder::Quantize(const Val& x, const char* format, Val& scale) {
   scale = w_.Convert(s, "f32");
   // One reciprocal, then a multiply per element.
   const Val inverse = w_.Binary("divide", Scalar(1, x.element), s);
-  return w_.Convert(Mul(x, w_.Broadcast(inverse, x.shape, {})), format);
+  const Val q = w_.Convert(Mul(x, w_.Broadcast(inverse, x.shape, {})), format);
+  quantized_[key] = {q, scale};
+  return q;
 }
 
 }  // namespace tpusim::model

@@ -6,7 +6,7 @@
 namespace tpusim::model {
 
 // A bias is split as its weight's output dimension is; the position table
-// as the token table along d_model (over fsdp and sequence).
+// as the token table along d_model (over FsdpAxes).
 void StepBuilder::AddBiasAndPositionParams(std::vector<Param>& p) const {
   const std::vector<std::string> none;
   if (m_.bias) {
@@ -27,7 +27,7 @@ void StepBuilder::AddBiasAndPositionParams(std::vector<Param>& p) const {
     p.insert(p.end(), biases.begin(), biases.end());
   }
   if (m_.position_embeddings > 0) {
-    p.push_back({"positions", {m_.position_embeddings, d_}, {none, {"fsdp", "sequence"}}, false});
+    p.push_back({"positions", {m_.position_embeddings, d_}, {none, FsdpAxes()}, false});
   }
 }
 
@@ -57,7 +57,7 @@ Val StepBuilder::Embed(const std::map<std::string, Val>& p, const Val& table, co
 // The sum over the batch written into a zero table at row 0: rows past the
 // sequence take no gradient.
 Val StepBuilder::PositionGrad(const Val& dx) {
-  const std::string table_sharding = Sharding({{}, {"fsdp", "sequence"}});
+  const std::string table_sharding = Sharding({{}, FsdpAxes()});
   const Val rows = w_.Reduce("add", dx, {0});
   const Val zero =
       w_.Constraint(w_.Splat(0, {m_.position_embeddings, d_}, dx.element), table_sharding);

@@ -73,7 +73,7 @@ Val StepBuilder::Slots(const Val& chosen) {
 
 Val StepBuilder::MoeMlp(const Weights& w, LayerActs& a) {
   MoeActs& m = a.moe;
-  const std::string acc = o_.dtype == "f64" ? "f64" : "f32";
+  const std::string acc = WideType();
   const int64_t b = a.h2.shape[0], s = a.h2.shape[1];
   const Dims bsec = {b, s, m_.experts, Capacity(s)};
   m.logits = w_.Dot(a.h2, w.router, {}, {}, {2}, {0}, acc);

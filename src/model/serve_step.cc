@@ -31,7 +31,7 @@ std::string StepBuilder::CacheSharding() const {
 // f64 for f64 activations).
 Val StepBuilder::Logits(const std::map<std::string, Val>& p, const Val& x) {
   const Val hf = Norm(x, w_.Convert(p.at("final_norm"), o_.dtype), Optional(p, "final_norm_bias"));
-  const std::string f = o_.dtype == "f64" ? "f64" : "f32";
+  const std::string f = WideType();
   const Val logits = m_.tied_embeddings
                          ? w_.Dot(hf, w_.Convert(p.at("embed"), o_.dtype), {}, {}, {2}, {1}, f)
                          : w_.Dot(hf, w_.Convert(p.at("unembed"), o_.dtype), {}, {}, {2}, {0}, f);

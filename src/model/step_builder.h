@@ -247,7 +247,9 @@ class StepBuilder {
   std::vector<Val> Loop(const std::vector<Val>& init, const LoopBody& body) {
     return Loop(m_.layers, init, body);
   }
-  std::string LossType() const { return o_.dtype == "f64" ? "f64" : "f32"; }
+  // Where sums need more than the activations' type: the loss, the logits
+  // and the router's scores, in f32 (f64 for f64 activations).
+  std::string WideType() const { return o_.dtype == "f64" ? "f64" : "f32"; }
 
   // Serving: the weights as @main's arguments (per-layer stacks also in
   // `stacks`), the KV cache's sharding, and the last position's logits.
@@ -295,6 +297,12 @@ class StepBuilder {
   std::string signature_;
   int donated_ = 0;
   bool serving_ = false;  // ServingWeights sets it
+  // Quantize's results in the region being written, by value and format
+  // (scaled value, scale): a tensor two matmuls read (a weight forward and
+  // backward, a layer input and its weight's gradient, a gradient dy) is
+  // scaled and cast once. Loop bodies start afresh, and their entries go
+  // with them.
+  std::map<std::string, std::pair<Val, Val>> quantized_;
   const ModelSpec& m_;
   const TrainStepOptions& o_;
   const int64_t b_, s_, d_, h_, kv_, hd_, f_;

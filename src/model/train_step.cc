@@ -248,12 +248,12 @@ Val StepBuilder::Backward(const Weights& w, const LayerActs& a, const Val& dy,
 void StepBuilder::AttentionBack(const LayerActs& a, const Val& dx2, const Weights& w, Val& dq2,
                                 Val& dk2, Val& dv2) {
   const Val dout = w_.Transpose(w_.Reshape(ProjBack(dx2, w.wo), {b_, s_, h_, hd_}), {0, 2, 1, 3});
-  const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});  // b h s t
+  const Val dp = w_.Dot(dout, a.v, {0, 1}, {0, 2}, {3}, {3});                     // b h s t
   const Val dv = SplitKvGrad(w_.Dot(a.p, dout, {0, 1}, {0, 1}, {2}, {2}), true);  // b h t d
   const Val rowsum = w_.Reduce("add", Mul(dp, a.p), {3});
   Val dscores = Mul(a.p, Lead("subtract", dp, rowsum));
   dscores = Mul(dscores, Fill(1 / std::sqrt(static_cast<double>(hd_)), dscores));
-  const Val dq = w_.Dot(dscores, a.k, {0, 1}, {0, 2}, {3}, {1});  // b h s d
+  const Val dq = w_.Dot(dscores, a.k, {0, 1}, {0, 2}, {3}, {1});                     // b h s d
   const Val dk = SplitKvGrad(w_.Dot(dscores, a.q, {0, 1}, {0, 2}, {2}, {1}), true);  // b h t d
   const int64_t g = h_ / kv_;
   auto flat = [&](const Val& bhsd, int64_t heads) {
@@ -354,7 +354,10 @@ std::vector<Val> StepBuilder::Loop(int64_t trips, const std::vector<Val>& init,
   const Val more = w_.Compare("LT", args[0], limit);
   w_.Line("  stablehlo.return " + more.name + " : tensor<i1>");
   w_.Line("} do {");
+  std::map<std::string, std::pair<Val, Val>> outer = std::move(quantized_);
+  quantized_.clear();
   std::vector<Val> next = body(args);
+  quantized_ = std::move(outer);
   std::string names;
   for (size_t i = 0; i < next.size(); ++i) names += std::string(i ? ", " : "") + next[i].name;
   w_.Line("  stablehlo.return " + names + " : " + types);
@@ -417,7 +420,7 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
       w_.Constraint(w_.Dot(hf, out, {}, {}, {2}, {m_.tied_embeddings ? 1 : 0}), LogitsSharding());
   Val dlogits;
   BatchGrads r;
-  r.loss = Loss(w_.Convert(logits, LossType()), targets, dlogits);
+  r.loss = Loss(w_.Convert(logits, WideType()), targets, dlogits);
   dlogits = w_.Convert(dlogits, o_.dtype);
   const Val dhf = w_.Dot(dlogits, out, {}, {}, {2}, {m_.tied_embeddings ? 0 : 1});
   const Val dout = w_.Dot(hf, dlogits, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);  // d x vocab
@@ -486,7 +489,7 @@ BatchGrads StepBuilder::Accumulate(const std::vector<Param>& params, const std::
   auto split = [&](const Val& t) {
     return w_.Constraint(w_.Reshape(t, {b_, mb, s_}), BatchSharding(3));
   };
-  std::vector<Val> init = {Scalar(0, "i32"), split(tokens), split(targets), Scalar(0, LossType())};
+  std::vector<Val> init = {Scalar(0, "i32"), split(tokens), split(targets), Scalar(0, WideType())};
   init.insert(init.end(), ps.begin(), ps.end());
   for (const Param& q : params) {
     init.push_back(w_.Constraint(w_.Splat(0, q.shape, o_.param_dtype), Sharding(q.axes)));

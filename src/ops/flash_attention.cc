@@ -42,10 +42,10 @@ struct Config {
   bool Masked(int64_t i, int64_t j) const { return causal && j > row_pos[i]; }
 };
 
+bool IsGrad(const ir::Operation& op) { return op.name_str() == "tpusim.flash_attention_grad"; }
+
 // The operand index of pos: after q, k, v (and o, lse, do for the grad).
-int PositionsOperand(const ir::Operation& op) {
-  return op.name_str() == "tpusim.flash_attention" ? 3 : 6;
-}
+int PositionsOperand(const ir::Operation& op) { return IsGrad(op) ? 6 : 3; }
 
 StatusOr<Config> ReadConfig(const ir::Operation& op) {
   if (op.num_operands() < 3) return OpError(op, "needs q, k and v");
@@ -266,7 +266,7 @@ std::optional<ShardingRule> FlashRule(const ir::Operation& op) {
   rule.factors[rows].splits_unevenly = false;
   const std::vector<int> q = {batch, rows, heads, -1}, kv = {batch, -1, heads, -1},
                          lse = {batch, heads, rows}, pos = {rows};
-  const bool grad = PositionsOperand(op) == 6;
+  const bool grad = IsGrad(op);
   rule.operands = {q, kv, kv};
   if (grad) rule.operands.insert(rule.operands.end(), {q, lse, q});
   if (c->positions) rule.operands.push_back(pos);
