@@ -8,11 +8,10 @@
 #include <limits>
 #include <mutex>
 
-#include "ops/foreign_kernels.h"
 #include "ops/op_util.h"
-#include "ops/spmd_markers.h"
 #include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
+#include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {
 namespace {
@@ -270,62 +269,31 @@ TPUSIM_REGISTER_OP({.name = "check.expect_serialized_eq",
                     .work = NoWork,
                     .side_effects = true});
 
-// --- stablehlo.custom_call: the check targets JAX's tests use, the SPMD
-// partitioner's markers (spmd_markers.h) and foreign kernels.
+// --- The same checks as custom calls (@check.expect_*), as JAX's exported
+// tests write them.
 
-std::string CallTarget(const ir::Operation& op) {
-  ir::Attribute a = op.attr("call_target_name");
-  bool named =
-      a.kind() == ir::Attribute::Kind::kString || a.kind() == ir::Attribute::Kind::kSymbolRef;
-  return named ? a.str() : "";
-}
-
-Status VerifyCustomCall(const ir::Operation& op) {
-  std::string target = CallTarget(op);
-  if (target.empty()) {
-    return InvalidArgument("'stablehlo.custom_call' needs a call_target_name");
-  }
-  if (target.rfind("check.expect_", 0) == 0) return VerifyPair(op);
-  return Status::Ok();  // other targets fail when run, naming the target
-}
-
-StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext& ctx, const ir::Operation& op,
-                                             std::span<const Tensor> operands) {
-  std::string target = CallTarget(op);
-  if (IsSpmdMarker(target)) return EvalSpmdMarker(ctx, op, target, operands);
-  Criterion c;
-  if (target == "check.expect_eq") {
-    c = Exact(op);
-  } else if (target == "check.expect_almost_eq") {
-    c = Tolerance(op, 1e-3);
-  } else if (target == "check.expect_close") {
-    c = Ulps(op);
-  } else {
-    return Unimplemented("custom_call target '" + target + "' is not supported");
-  }
-  TPUSIM_RETURN_IF_ERROR(Compare(operands[0], operands[1], c).WithContext(target));
+template <Criterion (*kCriterion)(const ir::Operation&)>
+StatusOr<std::vector<Tensor>> EvalCheckCall(EvalContext&, const ir::Operation& op,
+                                            std::span<const Tensor> operands) {
+  TPUSIM_RETURN_IF_ERROR(
+      Compare(operands[0], operands[1], kCriterion(op)).WithContext(CallTarget(op)));
   return std::vector<Tensor>{};
 }
 
-// The check targets are test scaffolding; any other target is foreign code,
-// priced by its algorithm when tpusim knows the kernel (foreign_kernels.h)
-// and otherwise bounded by its operands and results alone (the timing
-// engine notes which).
-Work CustomCallWork(const ir::Operation& op) {
-  const std::string target = CallTarget(op);
-  if (target.rfind("check.", 0) == 0) return NoWork(op);
-  // In the partitioned program the markers are gone: each device holds its tile.
-  if (IsSpmdMarker(target)) return NoWork(op);
-  if (std::optional<Work> known = ForeignKernelWork(op, target)) return *std::move(known);
-  return ReadsAndWrites(op);
-}
+Criterion CallTolerance(const ir::Operation& op) { return Tolerance(op, 1e-3); }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
-                    .verify = VerifyCustomCall,
-                    .eval = EvalCustomCall,
-                    .work = CustomCallWork,
-                    .side_effects = true,
-                    .sharding_rule = DeclaredShardingRule});
+TPUSIM_REGISTER_CUSTOM_CALL({.target = "check.expect_eq",
+                             .verify = VerifyPair,
+                             .eval = EvalCheckCall<Exact>,
+                             .work = NoWork});
+TPUSIM_REGISTER_CUSTOM_CALL({.target = "check.expect_almost_eq",
+                             .verify = VerifyPair,
+                             .eval = EvalCheckCall<CallTolerance>,
+                             .work = NoWork});
+TPUSIM_REGISTER_CUSTOM_CALL({.target = "check.expect_close",
+                             .verify = VerifyPair,
+                             .eval = EvalCheckCall<Ulps>,
+                             .work = NoWork});
 
 // --- The interpreter dialect's debugging ops.
 

@@ -1,6 +1,7 @@
 #include "ops/spmd_markers.h"
 
 #include "tpusim/ops/collectives.h"
+#include "tpusim/ops/custom_call.h"
 #include "tpusim/tensor/tile.h"
 
 namespace tpusim::ops {
@@ -113,4 +114,25 @@ StatusOr<std::vector<Tensor>> EvalSpmdMarker(EvalContext& ctx, const ir::Operati
   return std::vector<Tensor>{std::move(whole)};
 }
 
+namespace {
+
+StatusOr<std::vector<Tensor>> EvalMarker(EvalContext& ctx, const ir::Operation& op,
+                                         std::span<const Tensor> operands) {
+  return EvalSpmdMarker(ctx, op, CallTarget(op), operands);
+}
+
+// In the partitioned program the markers are gone: each device holds its tile.
+Work NoMarkerWork(const ir::Operation&) { return {.free = true}; }
+
+TPUSIM_REGISTER_CUSTOM_CALL({.target = std::string(kSharding),
+                             .eval = EvalMarker,
+                             .work = NoMarkerWork});
+TPUSIM_REGISTER_CUSTOM_CALL({.target = std::string(kFullToShard),
+                             .eval = EvalMarker,
+                             .work = NoMarkerWork});
+TPUSIM_REGISTER_CUSTOM_CALL({.target = std::string(kShardToFull),
+                             .eval = EvalMarker,
+                             .work = NoMarkerWork});
+
+}  // namespace
 }  // namespace tpusim::ops

@@ -1,0 +1,50 @@
+// Custom call targets: stablehlo.custom_call is one op whose meaning is its
+// call_target_name, so each target tpusim knows is defined once, like an op,
+// by a CustomCallDef in the src/ops/ file of its family (LAPACK's FFI
+// targets, the TPU's linear algebra, the SPMD markers, the check targets...)
+// and registered with TPUSIM_REGISTER_CUSTOM_CALL. The op itself
+// (custom_call.cc) looks the target up for its shape rule, evaluation and
+// work; a target nobody registered fails when run, naming it.
+#ifndef TPUSIM_OPS_CUSTOM_CALL_H_
+#define TPUSIM_OPS_CUSTOM_CALL_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/ops/op_def.h"
+
+namespace tpusim::ops {
+
+struct CustomCallDef {
+  std::string target;  // the exact call_target_name
+  // Checks the operand and result types (and backend_config) against what
+  // the target takes; null accepts anything. Errors need no location.
+  VerifyFn verify;
+  // Computes the results; null: tpusim can price the target but not run it,
+  // and running it is kUnimplemented naming the target.
+  EvalFn eval;
+  // The work of one call; null prices it by its operands and results alone.
+  WorkFn work;
+};
+
+class CustomCallRegistry {
+ public:
+  // Adds `def`; returns true. A target registered twice aborts at start-up.
+  static bool Register(CustomCallDef def);
+  // The definition of `target`, or null when tpusim does not know it.
+  static const CustomCallDef* Lookup(std::string_view target);
+  // Every registered target, sorted.
+  static std::vector<std::string> Targets();
+};
+
+// The call_target_name of custom call `op`; "" when it has none.
+std::string CallTarget(const ir::Operation& op);
+
+}  // namespace tpusim::ops
+
+#define TPUSIM_REGISTER_CUSTOM_CALL(...)                                                \
+  [[maybe_unused]] static const bool TPUSIM_CONCAT_(tpusim_custom_call_reg_, __LINE__) = \
+      ::tpusim::ops::CustomCallRegistry::Register(__VA_ARGS__)
+
+#endif  // TPUSIM_OPS_CUSTOM_CALL_H_

@@ -1,0 +1,103 @@
+// stablehlo.custom_call: dispatches to the definition of its target
+// (tpusim/ops/custom_call.h). Targets nobody registered verify (they may
+// still be priced, as foreign kernels or by their traffic) and fail when run.
+#include "tpusim/ops/custom_call.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ops/foreign_kernels.h"
+#include "ops/op_util.h"
+#include "ops/work_util.h"
+
+namespace tpusim::ops {
+namespace {
+
+// Registration happens during static initialization, lookups afterwards.
+struct Table {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<CustomCallDef>, std::less<>> by_target;
+};
+
+Table& GetTable() {
+  static Table* t = new Table;  // never destroyed: used during exit
+  return *t;
+}
+
+Status VerifyCustomCall(const ir::Operation& op) {
+  const std::string target = CallTarget(op);
+  if (target.empty()) {
+    return InvalidArgument("'stablehlo.custom_call' needs a call_target_name");
+  }
+  const CustomCallDef* def = CustomCallRegistry::Lookup(target);
+  if (def == nullptr || !def->verify) return Status::Ok();
+  return def->verify(op).WithContext("custom_call @" + target);
+}
+
+StatusOr<std::vector<Tensor>> EvalCustomCall(EvalContext& ctx, const ir::Operation& op,
+                                             std::span<const Tensor> operands) {
+  const std::string target = CallTarget(op);
+  const CustomCallDef* def = CustomCallRegistry::Lookup(target);
+  if (def == nullptr || !def->eval) {
+    return Unimplemented("custom_call target '" + target + "' is not supported");
+  }
+  return def->eval(ctx, op, operands);
+}
+
+// Registered targets state their work; any other is foreign code, priced by
+// its algorithm when tpusim knows the kernel (foreign_kernels.h) and
+// otherwise bounded by its operands and results alone (the timing engine
+// notes which).
+Work CustomCallWork(const ir::Operation& op) {
+  const std::string target = CallTarget(op);
+  const CustomCallDef* def = CustomCallRegistry::Lookup(target);
+  if (def != nullptr && def->work) return def->work(op);
+  if (std::optional<Work> known = ForeignKernelWork(op, target)) return *std::move(known);
+  return ReadsAndWrites(op);
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
+                    .verify = VerifyCustomCall,
+                    .eval = EvalCustomCall,
+                    .work = CustomCallWork,
+                    .side_effects = true,
+                    .sharding_rule = DeclaredShardingRule});
+
+}  // namespace
+
+bool CustomCallRegistry::Register(CustomCallDef def) {
+  Table& t = GetTable();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto [it, added] = t.by_target.try_emplace(def.target, nullptr);
+  if (!added) {
+    std::fprintf(stderr, "tpusim: custom call target %s registered twice\n", def.target.c_str());
+    std::abort();
+  }
+  it->second = std::make_unique<CustomCallDef>(std::move(def));
+  return true;
+}
+
+const CustomCallDef* CustomCallRegistry::Lookup(std::string_view target) {
+  Table& t = GetTable();
+  auto it = t.by_target.find(target);
+  return it == t.by_target.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> CustomCallRegistry::Targets() {
+  std::vector<std::string> out;
+  for (const auto& [target, def] : GetTable().by_target) out.push_back(target);
+  return out;
+}
+
+std::string CallTarget(const ir::Operation& op) {
+  ir::Attribute a = op.attr("call_target_name");
+  bool named =
+      a.kind() == ir::Attribute::Kind::kString || a.kind() == ir::Attribute::Kind::kSymbolRef;
+  return named ? a.str() : "";
+}
+
+}  // namespace tpusim::ops
