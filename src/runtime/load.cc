@@ -20,9 +20,14 @@ StatusOr<std::string> ReadTextFile(const std::string& path) {
 
 StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path) {
   TPUSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return LoadModuleText(text, path);
+}
+
+StatusOr<std::unique_ptr<ir::Module>> LoadModuleText(std::string_view text,
+                                                     const std::string& name) {
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
-                          frontend::LooksLikeHlo(text) ? frontend::ParseHlo(text, path)
-                                                       : frontend::ParseStableHlo(text, path));
+                          frontend::LooksLikeHlo(text) ? frontend::ParseHlo(text, name)
+                                                       : frontend::ParseStableHlo(text, name));
   TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
   return module;
 }

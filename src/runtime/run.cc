@@ -39,26 +39,15 @@ StatusOr<const ir::Function*> EntryFunction(const ir::Module& module, const std:
 }
 
 // Values and timing together: the interpreter runs the compiled module with
-// a timing observer; inputs are matched to the source function `f`'s
-// parameter names.
-StatusOr<timing::Timeline> RunWithValues(const ir::Module& compiled, const ir::Function& f,
-                                         const RunOptions& options, const hw::ChipSpec& chip,
-                                         pod::CollectivePricer* pod, std::FILE* out) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options, f.type().inputs));
-  timing::Timeline timeline(chip, options.overlap, pod ? &pod->slice() : nullptr);
+// a timing observer.
+StatusOr<std::vector<Tensor>> RunWithValues(const ir::Module& compiled, const ir::Function& f,
+                                            std::vector<Tensor> args, const RunOptions& options,
+                                            timing::Timeline& timeline,
+                                            pod::CollectivePricer* pod) {
   timing::TimingObserver observer(&timeline, options.eval, pod);
   exec::Interpreter interpreter(compiled, options.eval);
   interpreter.set_observer(&observer);
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, interpreter.Run(f.name(), args));
-  for (const Tensor& r : results) {
-    if (r.type().is_tuple()) {
-      return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
-    }
-  }
-  if (options.world == nullptr || options.world->primary()) {
-    TPUSIM_RETURN_IF_ERROR(WriteResults(results, {}, options.output_dir, out));
-  }
-  return timeline;
+  return interpreter.Run(f.name(), args);
 }
 
 // The report's notes on what the SPMD partitioner did.
@@ -124,72 +113,161 @@ void ListChips(std::FILE* out) {
   }
 }
 
-Status RunProgram(const RunOptions& options, std::FILE* out) {
-  TPUSIM_ASSIGN_OR_RETURN(hw::ChipSpec chip, SelectChip(options));
-  TPUSIM_ASSIGN_OR_RETURN(std::optional<pod::Slice> slice, SelectSlice(options, chip));
-  if (slice) chip = slice->chip;
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
+namespace {
+
+// A program compiled for the chip or slice the options name. Held by
+// pointer: the pricer and timelines refer to its parts.
+struct Prepared {
+  hw::ChipSpec chip;
+  std::optional<pod::Slice> slice;
+  std::unique_ptr<ir::Module> module;  // partitioned when global and on a slice
+  const ir::Function* f = nullptr;     // the entry function of `module`
+  std::optional<spmd::PartitionStats> partitioned;
+  ProcessGrid grid;
+  std::unique_ptr<Compiler> compiler;
+  CompileResult compiled;
+  std::optional<pod::CollectivePricer> pricer;
+
+  const ir::Module& program() const { return *compiled.program->module; }
+  pod::CollectivePricer* pod() { return pricer ? &*pricer : nullptr; }
+  // Values need one thread per device when the program spans several.
+  bool multi_device() const { return slice && grid.size() > 1; }
+};
+
+StatusOr<std::unique_ptr<Prepared>> Prepare(std::unique_ptr<ir::Module> module,
+                                            const RunOptions& options) {
+  auto p = std::make_unique<Prepared>();
+  TPUSIM_ASSIGN_OR_RETURN(p->chip, SelectChip(options));
+  TPUSIM_ASSIGN_OR_RETURN(p->slice, SelectSlice(options, p->chip));
+  if (p->slice) p->chip = p->slice->chip;
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
   if (!options.mesh.empty() || !options.shard.empty()) {
     TPUSIM_RETURN_IF_ERROR(
         ApplyShardingFlags(options.mesh, options.shard, *module, *module->Lookup(f->name())));
   }
-  std::optional<spmd::PartitionStats> partitioned;
-  if (slice && spmd::IsGlobalProgram(*module)) {
-    const std::string entry = f->name();
-    TPUSIM_ASSIGN_OR_RETURN(module, spmd::Partition(*module, entry, &partitioned.emplace()));
-    f = module->Lookup(entry);
+  const std::string entry = f->name();
+  if (p->slice && spmd::IsGlobalProgram(*module)) {
+    TPUSIM_ASSIGN_OR_RETURN(module, spmd::Partition(*module, entry, &p->partitioned.emplace()));
   }
-  const ProcessGrid grid = GridOf(*module);
-  Compiler compiler(options.compile);
-  TPUSIM_ASSIGN_OR_RETURN(CompileResult compiled, compiler.Compile(*module, f->name(), chip));
-  const ir::Module& program = *compiled.program->module;
-  std::optional<pod::CollectivePricer> pricer;
-  if (slice) {
-    TPUSIM_ASSIGN_OR_RETURN(pricer,
-                            pod::CollectivePricer::Create(*slice, grid.replicas, grid.partitions));
-    TPUSIM_RETURN_IF_ERROR(pricer->Prepare(program));
+  p->module = std::move(module);
+  p->f = p->module->Lookup(entry);
+  p->grid = GridOf(*p->module);
+  p->compiler = std::make_unique<Compiler>(options.compile);
+  TPUSIM_ASSIGN_OR_RETURN(p->compiled, p->compiler->Compile(*p->module, entry, p->chip));
+  if (p->slice) {
+    TPUSIM_ASSIGN_OR_RETURN(p->pricer, pod::CollectivePricer::Create(
+                                           *p->slice, p->grid.replicas, p->grid.partitions));
+    TPUSIM_RETURN_IF_ERROR(p->pricer->Prepare(p->program()));
   }
-  // Under mpirun every process computes alike; process 0 alone speaks.
-  const bool speaks = options.world == nullptr || options.world->primary();
-  if (speaks) {
-    std::fprintf(out, "device: %s (%s)\n", chip.name.c_str(), chip.description.c_str());
-    if (slice) std::fprintf(out, "slice: %s\n", DescribeSlice(*slice, grid).c_str());
-  }
-  pod::CollectivePricer* pod = pricer ? &*pricer : nullptr;
-  std::optional<timing::Timeline> timeline;
-  if (options.timing_only) {
-    timing::StaticOptions so{.default_trip_count = options.trip_count,
-                             .eval = options.eval,
-                             .pod = pod,
-                             .overlap = options.overlap};
-    TPUSIM_ASSIGN_OR_RETURN(timeline, timing::TimeStatically(program, f->name(), chip, so));
-  } else if (slice && grid.size() > 1) {
-    TPUSIM_ASSIGN_OR_RETURN(timeline,
-                            RunOnDevices(program, *module, *f, options, chip, grid, pod, out));
-  } else {
-    TPUSIM_ASSIGN_OR_RETURN(timeline, RunWithValues(program, *f, options, chip, pod, out));
-  }
-  if (!speaks) return Status::Ok();
-  if (partitioned) {
-    for (std::string& note : DescribePartitioning(*partitioned)) timeline->AddNote(std::move(note));
+  return p;
+}
+
+StatusOr<timing::Timeline> TimeStatically(Prepared& p, const RunOptions& options) {
+  timing::StaticOptions so{.default_trip_count = options.trip_count,
+                           .eval = options.eval,
+                           .pod = p.pod(),
+                           .overlap = options.overlap};
+  return timing::TimeStatically(p.program(), p.f->name(), p.chip, so);
+}
+
+// The reports on `timeline`, with what partitioning and compiling did.
+Execution Report(const Prepared& p, timing::Timeline timeline, const RunOptions& options) {
+  if (p.partitioned) {
+    for (std::string& note : DescribePartitioning(*p.partitioned)) timeline.AddNote(std::move(note));
   }
   // One SPMD program: a timing-only run stands for every device alike.
-  if (slice && timeline->devices().empty()) {
-    timeline->set_devices(std::vector<timing::DeviceTotals>(grid.size(), timeline->Totals()));
+  if (p.slice && timeline.devices().empty()) {
+    timeline.set_devices(std::vector<timing::DeviceTotals>(p.grid.size(), timeline.Totals()));
   }
-  report::CompileInfo info = CompileInfoOf(compiled, compiler, options.compile);
-  report::Summary summary = report::Summarize(*timeline);
-  std::string text = report::TextReport(*timeline, summary, &info);
-  std::fputs(text.c_str(), out);
+  Execution e;
+  report::CompileInfo info = CompileInfoOf(p.compiled, *p.compiler, options.compile);
+  e.summary = report::Summarize(timeline);
+  e.text_report = report::TextReport(timeline, e.summary, &info);
+  e.json_report = report::JsonReport(timeline, e.summary, &info);
+  if (!options.trace.empty()) e.trace = report::PerfettoTrace(timeline);
+  return e;
+}
+
+std::string DeviceLine(const Prepared& p) {
+  std::string s = "device: " + p.chip.name + " (" + p.chip.description + ")\n";
+  if (p.slice) s += "slice: " + DescribeSlice(*p.slice, p.grid) + "\n";
+  return s;
+}
+
+Status WriteReports(const Execution& e, const RunOptions& options, std::FILE* out) {
+  std::fputs(e.text_report.c_str(), out);
   if (!options.report_json.empty()) {
-    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.report_json,
-                                                   report::JsonReport(*timeline, summary, &info)));
+    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.report_json, e.json_report));
   }
   if (!options.trace.empty()) {
-    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.trace, report::PerfettoTrace(*timeline)));
+    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.trace, e.trace));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status RunProgram(const RunOptions& options, std::FILE* out) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), options));
+  // Under mpirun every process computes alike; process 0 alone speaks.
+  const bool speaks = options.world == nullptr || options.world->primary();
+  if (speaks) std::fputs(DeviceLine(*p).c_str(), out);
+  std::optional<timing::Timeline> timeline;
+  if (options.timing_only) {
+    TPUSIM_ASSIGN_OR_RETURN(timeline, TimeStatically(*p, options));
+  } else if (p->multi_device()) {
+    TPUSIM_ASSIGN_OR_RETURN(timeline, RunOnDevices(p->program(), *p->module, *p->f, options,
+                                                   p->chip, p->grid, p->pod(), out));
+  } else {
+    const ir::Function& f = *p->f;
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options, f.type().inputs));
+    timeline.emplace(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                            RunWithValues(p->program(), f, std::move(args), options, *timeline,
+                                          p->pod()));
+    for (const Tensor& r : results) {
+      if (r.type().is_tuple()) {
+        return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
+      }
+    }
+    if (speaks) TPUSIM_RETURN_IF_ERROR(WriteResults(results, {}, options.output_dir, out));
+  }
+  if (!speaks) return Status::Ok();
+  return WriteReports(Report(*p, *std::move(timeline), options), options, out);
+}
+
+StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tensor> args,
+                            const RunOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), options));
+  if (options.timing_only) {
+    TPUSIM_ASSIGN_OR_RETURN(timing::Timeline timeline, TimeStatically(*p, options));
+    return Report(*p, std::move(timeline), options);
+  }
+  if (p->multi_device()) {
+    return Unimplemented("a program over " + std::to_string(p->grid.size()) +
+                         " devices computes its values only from the command line "
+                         "(tpusim run --slice); time it alone here");
+  }
+  const std::vector<ir::Type>& types = p->f->type().inputs;
+  if (args.size() != types.size()) {
+    return InvalidArgument("@" + p->f->name() + " takes " + std::to_string(types.size()) +
+                           " arguments, given " + std::to_string(args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].type() != types[i]) {
+      return InvalidArgument("argument " + std::to_string(i) + " of @" + p->f->name() +
+                             " is " + types[i].ToString() + ", given " +
+                             args[i].type().ToString());
+    }
+  }
+  timing::Timeline timeline(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                          RunWithValues(p->program(), *p->f, std::move(args), options, timeline,
+                                        p->pod()));
+  Execution e = Report(*p, std::move(timeline), options);
+  e.results = std::move(results);
+  return e;
 }
 
 }  // namespace tpusim::runtime

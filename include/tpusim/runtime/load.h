@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
@@ -17,6 +18,11 @@ StatusOr<std::string> ReadTextFile(const std::string& path);
 // Parses and verifies the single-module file at `path`: XLA HLO text when it
 // starts with `HloModule` (frontend::LooksLikeHlo), StableHLO otherwise.
 StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path);
+
+// The same for program text held in memory; `name` stands for the file in
+// error locations.
+StatusOr<std::unique_ptr<ir::Module>> LoadModuleText(std::string_view text,
+                                                     const std::string& name);
 
 }  // namespace tpusim::runtime
 

@@ -1,10 +1,12 @@
 // The model runner behind `tpusim run`: feeds .npy (or random) inputs to a
-// program's entry function and writes its results as .npy files.
+// program's entry function and writes its results as .npy files; Execute
+// does the same in memory.
 #ifndef TPUSIM_RUNTIME_RUN_H_
 #define TPUSIM_RUNTIME_RUN_H_
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "tpusim/base/status.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/op_def.h"
+#include "tpusim/report/report.h"
 #include "tpusim/runtime/compile.h"
 
 namespace tpusim::mpi {
@@ -68,6 +71,26 @@ Status RunProgram(const RunOptions& options, std::FILE* out);
 
 // The chip of `options`: the preset named by `chip`, or `chip_file` loaded.
 StatusOr<hw::ChipSpec> SelectChip(const RunOptions& options);
+
+// A program's run held in memory: what `tpusim run` writes, for embedding
+// tpusim (the Python module).
+struct Execution {
+  std::vector<Tensor> results;  // empty for a timing-only run
+  report::Summary summary;
+  std::string text_report;      // as `tpusim run` prints it
+  std::string json_report;      // as --report-json writes it
+  std::string trace;            // the Perfetto trace when options.trace is set
+};
+
+// Compiles and runs `module` as RunProgram does, on `args` (one per
+// parameter of the entry function, of its types; none for a timing-only
+// run) instead of files, and returns the results and reports instead of
+// writing them. options.inputs, output_dir, report_json and world are not
+// used. kUnimplemented for the values of a program over several devices of a
+// slice (RunProgram computes those); kInvalidArgument for arguments that do
+// not match the entry function's parameters.
+StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tensor> args,
+                            const RunOptions& options);
 
 // `tpusim chips`: one line per preset with its key figures and sources.
 void ListChips(std::FILE* out);
