@@ -303,7 +303,7 @@ expect_exit 0 "per-device inputs" "$tpusim" run "$dp" --slice v5e-8 --input 'x.d
 cmp -s dp_out/result0.npy dp_per_device/result0.npy || fail "per-device inputs give other values"
 expect_exit 2 "per-device input of the wrong shape" "$tpusim" run "$dp" --slice v5e-8 \
   --input 'x=half.device{device}.npy' --output-dir dp_bad_device --no-cache
-grep -q "^tpusim: input %x (half.device0.npy): the file holds tensor<32x1024xf32> but the program takes tensor<64x1024xbf16>$" stderr.txt ||
+grep -q "^tpusim: input %x (half.device0.npy): given tensor<32x1024xf32> but the program takes tensor<64x1024xbf16>$" stderr.txt ||
   fail "per-device input error: $(cat stderr.txt)"
 [[ ! -e dp_bad_device ]] || fail "a bad per-device input wrote results"
 # The same step as XLA dumps it (async all-reduce, iota groups): same bits, same time.

@@ -255,11 +255,8 @@ StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tens
                            " arguments, given " + std::to_string(args.size()));
   }
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].type() != types[i]) {
-      return InvalidArgument("argument " + std::to_string(i) + " of @" + p->f->name() +
-                             " is " + types[i].ToString() + ", given " +
-                             args[i].type().ToString());
-    }
+    TPUSIM_ASSIGN_OR_RETURN(args[i],
+                            ConvertInput(args[i], types[i], InputLabel(*p->f, static_cast<int>(i))));
   }
   timing::Timeline timeline(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,

@@ -14,42 +14,6 @@ namespace {
 
 using ir::ElementType;
 
-std::string Label(const ir::Function& f, int i) {
-  std::string name = f.entry().argument(i).name();
-  return "input %" + (name.empty() ? "arg" + std::to_string(i) : name);
-}
-
-// `t` as parameter type `want`: the same type, or a float tensor rounded to
-// another float type, or int8/uint8 narrowed to 2- and 4-bit integers (the
-// types .npy files widen these to). Values that do not fit are an error.
-StatusOr<Tensor> ConvertInput(const Tensor& t, const ir::Type& want, const std::string& label) {
-  if (t.type() == want) return t;
-  std::string mismatch = label + ": the file holds " + t.type().ToString() +
-                         " but the program takes " + want.ToString();
-  if (!want.is_tensor() || t.shape() != want.shape()) return InvalidArgument(mismatch);
-  ElementType from = t.element(), to = want.element();
-  bool floats = ir::IsFloat(from) && ir::IsFloat(to);
-  bool small_ints = io::NpyElementType(to) == from && ir::IsInteger(to);
-  if (!floats && !small_ints) return InvalidArgument(mismatch);
-  TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(want));
-  int in_w = ir::StorageBytes(from), out_w = ir::StorageBytes(to);
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
-    const uint8_t* src = t.raw() + i * in_w;
-    uint8_t* dst = out.mutable_raw() + i * out_w;
-    if (floats) {
-      numerics::StoreDouble(to, numerics::LoadAsDouble(from, src), dst);
-      continue;
-    }
-    int64_t v = numerics::LoadAsInt64(from, src);
-    numerics::StoreInt64(to, v, dst);
-    if (numerics::LoadAsInt64(to, dst) != v) {
-      return InvalidArgument(label + ": value " + std::to_string(v) + " does not fit " +
-                             std::string(ir::ElementTypeName(to)));
-    }
-  }
-  return out;
-}
-
 // Standard normal floats, small integers and fair bools, from a fixed
 // generator so that a seed gives the same inputs everywhere.
 StatusOr<Tensor> RandomInput(const ir::Type& type, std::mt19937_64& rng, const std::string& label) {
@@ -86,6 +50,40 @@ StatusOr<Tensor> RandomInput(const ir::Type& type, std::mt19937_64& rng, const s
 
 }  // namespace
 
+std::string InputLabel(const ir::Function& f, int i) {
+  std::string name = f.entry().argument(i).name();
+  return "input %" + (name.empty() ? "arg" + std::to_string(i) : name);
+}
+
+StatusOr<Tensor> ConvertInput(const Tensor& t, const ir::Type& want, const std::string& label) {
+  if (t.type() == want) return t;
+  std::string mismatch = label + ": given " + t.type().ToString() +
+                         " but the program takes " + want.ToString();
+  if (!want.is_tensor() || t.shape() != want.shape()) return InvalidArgument(mismatch);
+  ElementType from = t.element(), to = want.element();
+  bool floats = ir::IsFloat(from) && ir::IsFloat(to);
+  bool small_ints = io::NpyElementType(to) == from && ir::IsInteger(to);
+  if (!floats && !small_ints) return InvalidArgument(mismatch);
+  TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(want));
+  int in_w = ir::StorageBytes(from), out_w = ir::StorageBytes(to);
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    const uint8_t* src = t.raw() + i * in_w;
+    uint8_t* dst = out.mutable_raw() + i * out_w;
+    if (floats) {
+      numerics::StoreDouble(to, numerics::LoadAsDouble(from, src), dst);
+      continue;
+    }
+    int64_t v = numerics::LoadAsInt64(from, src);
+    numerics::StoreInt64(to, v, dst);
+    if (numerics::LoadAsInt64(to, dst) != v) {
+      return InvalidArgument(label + ": value " + std::to_string(v) + " does not fit " +
+                             std::string(ir::ElementTypeName(to)));
+    }
+  }
+  return out;
+}
+
+
 StatusOr<std::vector<std::string>> InputFiles(const ir::Function& f, const RunOptions& options) {
   const size_t n = f.type().inputs.size();
   std::vector<std::string> files(n);
@@ -110,10 +108,10 @@ StatusOr<std::vector<std::string>> InputFiles(const ir::Function& f, const RunOp
       return InvalidArgument("too many inputs: @" + f.name() + " takes " + std::to_string(n));
     }
     if (!files[index].empty()) {
-      return InvalidArgument(Label(f, static_cast<int>(index)) + " is given twice");
+      return InvalidArgument(InputLabel(f, static_cast<int>(index)) + " is given twice");
     }
     if (path.empty()) {
-      return InvalidArgument(Label(f, static_cast<int>(index)) + ": empty file name");
+      return InvalidArgument(InputLabel(f, static_cast<int>(index)) + ": empty file name");
     }
     files[index] = path;
   }
@@ -132,7 +130,7 @@ std::string DeviceFile(std::string file, int64_t device) {
 StatusOr<Tensor> ReadInput(const ir::Function& f, int i, const std::string& file,
                            const ir::Type& type) {
   TPUSIM_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(file));
-  return ConvertInput(t, type, Label(f, i) + " (" + file + ")");
+  return ConvertInput(t, type, InputLabel(f, i) + " (" + file + ")");
 }
 
 StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& options,
@@ -154,9 +152,9 @@ StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& op
     if (type.is_token()) {
       args[i] = Tensor::Token();
     } else if (options.random_inputs) {
-      TPUSIM_ASSIGN_OR_RETURN(args[i], RandomInput(type, rng, Label(f, static_cast<int>(i))));
+      TPUSIM_ASSIGN_OR_RETURN(args[i], RandomInput(type, rng, InputLabel(f, static_cast<int>(i))));
     } else {
-      return InvalidArgument("missing " + Label(f, static_cast<int>(i)) + " of type " +
+      return InvalidArgument("missing " + InputLabel(f, static_cast<int>(i)) + " of type " +
                              type.ToString() + " (give --input or --random-inputs)");
     }
   }

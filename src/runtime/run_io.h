@@ -20,6 +20,15 @@ namespace tpusim::runtime {
 // for too many files, a parameter given twice, or an unknown name.
 StatusOr<std::vector<std::string>> InputFiles(const ir::Function& f, const RunOptions& options);
 
+// "input %name" for parameter i of `f`, as errors name it.
+std::string InputLabel(const ir::Function& f, int i);
+
+// `t` as parameter type `want`: the same type, or a float tensor rounded to
+// another float type, or int8/uint8 narrowed to 2- and 4-bit integers (the
+// types .npy files widen these to). Values that do not fit and other types
+// are kInvalidArgument naming `label`.
+StatusOr<Tensor> ConvertInput(const Tensor& t, const ir::Type& want, const std::string& label);
+
 // A file name with this field stands for one file per device, the field
 // replaced by the device's index ("x.device{device}.npy").
 inline constexpr std::string_view kDeviceField = "{device}";

@@ -83,8 +83,8 @@ struct Execution {
 };
 
 // Compiles and runs `module` as RunProgram does, on `args` (one per
-// parameter of the entry function, of its types; none for a timing-only
-// run) instead of files, and returns the results and reports instead of
+// parameter of the entry function, converted to its type as .npy inputs are;
+// none for a timing-only run) instead of files, and returns the results and reports instead of
 // writing them. options.inputs, output_dir, report_json and world are not
 // used. kUnimplemented for the values of a program over several devices of a
 // slice (RunProgram computes those); kInvalidArgument for arguments that do

@@ -1,0 +1,133 @@
+// _tpusim: the C++ side of the `tpusim` Python package (python/tpusim).
+// Arrays cross as .npy bytes, so every dtype, byte order and layout numpy
+// writes is read by the same code as `tpusim run --input`; the package turns
+// them back into numpy arrays. Errors raise tpusim.Error with the message the
+// command line prints.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "tpusim/hw/chip.h"
+#include "tpusim/io/npy.h"
+#include "tpusim/runtime/load.h"
+#include "tpusim/runtime/run.h"
+
+namespace py = pybind11;
+
+namespace tpusim::python {
+namespace {
+
+// Every error tpusim reports; Python sees it as tpusim.Error, a RuntimeError.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename T>
+T ValueOr(StatusOr<T> v) {
+  if (!v.ok()) throw Error(v.status().message());
+  return *std::move(v);
+}
+
+StatusOr<ops::EvalOptions> EvalOptionsOf(const std::string& numerics,
+                                         const std::string& precision) {
+  ops::EvalOptions o;
+  if (numerics == "tpu") {
+    o.numerics = ops::Numerics::kTpu;
+  } else if (numerics != "reference") {
+    return InvalidArgument("numerics must be 'tpu' or 'reference', not '" + numerics + "'");
+  }
+  if (precision.empty()) return o;
+  o.override_precision = true;
+  if (precision == "default") {
+    o.precision = numerics::MatmulPrecision::kDefault;
+  } else if (precision == "high") {
+    o.precision = numerics::MatmulPrecision::kHigh;
+  } else if (precision == "highest") {
+    o.precision = numerics::MatmulPrecision::kHighest;
+  } else {
+    return InvalidArgument("precision must be 'default', 'high' or 'highest', not '" + precision +
+                           "'");
+  }
+  return o;
+}
+
+struct RunArgs {
+  std::string text, name;      // the program and what errors call it
+  std::vector<py::bytes> inputs;  // .npy bytes, one per parameter
+  std::string chip, chip_file, slice, topology, entry, numerics, precision;
+  bool timing_only = false, overlap = true, trace = false;
+};
+
+// Returns (results as .npy bytes, text report, JSON report, trace).
+py::tuple Run(const RunArgs& a) {
+  runtime::RunOptions o;
+  o.chip = a.chip;
+  o.chip_file = a.chip_file;
+  o.slice = a.slice;
+  o.topology = a.topology;
+  o.entry = a.entry;
+  o.timing_only = a.timing_only;
+  o.overlap = a.overlap;
+  if (a.trace) o.trace = "(in memory)";  // Execute keeps the trace itself
+  o.eval = ValueOr(EvalOptionsOf(a.numerics, a.precision));
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    args.push_back(ValueOr(io::DecodeNpy(std::string(a.inputs[i]), "input " + std::to_string(i))));
+  }
+  runtime::Execution e;
+  {
+    py::gil_scoped_release unlocked;  // a long run lets other Python threads go on
+    auto module = ValueOr(runtime::LoadModuleText(a.text, a.name));
+    e = ValueOr(runtime::Execute(std::move(module), std::move(args), o));
+  }
+  py::list results;
+  for (const Tensor& t : e.results) results.append(py::bytes(ValueOr(io::EncodeNpy(t))));
+  return py::make_tuple(results, e.text_report, e.json_report, e.trace);
+}
+
+py::list Chips() {
+  py::list out;
+  for (const hw::ChipSpec& c : hw::Presets()) {
+    py::dict d;
+    d["name"] = c.name;
+    d["description"] = c.description;
+    d["tensor_cores"] = c.tensor_cores;
+    d["clock_hz"] = c.clock_hz;
+    d["peak_bf16_flops_per_s"] = c.PeakBf16FlopsPerS();
+    d["hbm_bytes"] = c.memory.hbm_bytes;
+    d["hbm_bytes_per_s"] = c.memory.hbm_bytes_per_s;
+    d["vmem_bytes"] = c.memory.vmem_bytes;
+    d["sources"] = c.sources;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace tpusim::python
+
+PYBIND11_MODULE(_tpusim, m) {
+  using tpusim::python::RunArgs;
+  m.doc() = "tpusim's C++ core; use the tpusim package";
+  py::register_exception<tpusim::python::Error>(m, "Error", PyExc_RuntimeError);
+  py::class_<RunArgs>(m, "RunArgs")
+      .def(py::init<>())
+      .def_readwrite("text", &RunArgs::text)
+      .def_readwrite("name", &RunArgs::name)
+      .def_readwrite("inputs", &RunArgs::inputs)
+      .def_readwrite("chip", &RunArgs::chip)
+      .def_readwrite("chip_file", &RunArgs::chip_file)
+      .def_readwrite("slice", &RunArgs::slice)
+      .def_readwrite("topology", &RunArgs::topology)
+      .def_readwrite("entry", &RunArgs::entry)
+      .def_readwrite("numerics", &RunArgs::numerics)
+      .def_readwrite("precision", &RunArgs::precision)
+      .def_readwrite("timing_only", &RunArgs::timing_only)
+      .def_readwrite("overlap", &RunArgs::overlap)
+      .def_readwrite("trace", &RunArgs::trace);
+  m.def("run", &tpusim::python::Run, "runs a program; see tpusim.run");
+  m.def("chips", &tpusim::python::Chips, "the chip presets");
+}

@@ -1,0 +1,175 @@
+"""The Python module: tpusim.run/time/chips against numpy and the CLI.
+
+Run as: python3 tests/python_test.py TPUSIM_BINARY EXAMPLES_DIR, with the
+build's python/ folder on PYTHONPATH.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import tpusim
+
+TPUSIM = sys.argv[1] if len(sys.argv) > 1 else "build/tpusim"
+EXAMPLES = sys.argv[2] if len(sys.argv) > 2 else "examples"
+
+MATMUL = """
+module @jit_f {
+  func.func public @main(%arg0: tensor<64x32xf32>, %arg1: tensor<32x16xf32>) -> tensor<64x16xf32> {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>
+    return %0 : tensor<64x16xf32>
+  }
+}
+"""
+
+BF16_ADD = """
+module @jit_g {
+  func.func public @main(%arg0: tensor<4xbf16>, %arg1: tensor<4xbf16>) -> (tensor<4xbf16>, tensor<4xi32>) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xbf16>
+    %1 = stablehlo.iota dim = 0 : tensor<4xi32>
+    return %0, %1 : tensor<4xbf16>, tensor<4xi32>
+  }
+}
+"""
+
+
+def round_to_bf16(a):
+    """float32 values rounded to the nearest bf16 (ties to even), as float32."""
+    bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+class RunTest(unittest.TestCase):
+
+    def setUp(self):
+        rng = np.random.default_rng(0)
+        self.x = rng.standard_normal((64, 32)).astype(np.float32)
+        self.w = rng.standard_normal((32, 16)).astype(np.float32)
+
+    def test_reference_numerics_equal_numpy(self):
+        (y,), report = tpusim.run(MATMUL, self.x, self.w, numerics="reference")
+        self.assertEqual(y.dtype, np.float32)
+        self.assertEqual(y.shape, (64, 16))
+        want = self.x.astype(np.float64) @ self.w.astype(np.float64)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+    def test_tpu_numerics_round_operands_to_bf16(self):
+        (y,), _ = tpusim.run(MATMUL, self.x, self.w)  # DEFAULT: one bf16 pass
+        want = round_to_bf16(self.x).astype(np.float64) @ round_to_bf16(self.w).astype(np.float64)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
+        exact = self.x.astype(np.float64) @ self.w.astype(np.float64)
+        self.assertGreater(np.abs(y - exact).max(), 1e-3)
+        (z,), _ = tpusim.run(MATMUL, self.x, self.w, precision="highest")
+        np.testing.assert_allclose(z, exact, rtol=1e-5, atol=1e-5)
+
+    def test_report(self):
+        _, report = tpusim.run(MATMUL, self.x, self.w, chip="v5p")
+        self.assertGreater(report.total_seconds, 0)
+        self.assertGreater(report.mfu, 0)
+        self.assertLessEqual(report.mfu, 1)
+        self.assertEqual(report.flops, 2 * 64 * 32 * 16)
+        self.assertIn("stablehlo.dot_general", [op["op"] for op in report.ops])
+        self.assertEqual(json.loads(report.to_json())["total_seconds"], report.total_seconds)
+        self.assertIn("v5p", str(report))
+
+    def test_time_matches_run(self):
+        _, ran = tpusim.run(MATMUL, self.x, self.w, chip="v4")
+        timed = tpusim.time(MATMUL, chip="v4")
+        self.assertAlmostEqual(timed.total_seconds, ran.total_seconds, delta=1e-12)
+        slow = tpusim.time(MATMUL, chip="v2")
+        self.assertGreater(slow.total_seconds, timed.total_seconds)
+
+    def test_trace(self):
+        report = tpusim.time(MATMUL, trace=True)
+        self.assertIn("traceEvents", json.loads(report.trace()))
+        with self.assertRaises(tpusim.Error):
+            tpusim.time(MATMUL).trace()
+
+    def test_bf16_results_come_back_as_float32_and_ints_as_ints(self):
+        a = np.array([1.0, 1.0 / 3.0, 256.0, -2.5], np.float32)
+        b = np.array([2.0 ** -9, 0.0, 1.0, 0.5], np.float32)
+        (s, i), _ = tpusim.run(BF16_ADD, a, b)
+        self.assertEqual(s.dtype, np.float32)
+        np.testing.assert_array_equal(s, round_to_bf16(round_to_bf16(a) + round_to_bf16(b)))
+        np.testing.assert_array_equal(i, np.arange(4, dtype=np.int32))
+
+    def test_program_from_a_path_and_the_cli_agree(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "f.mlir")
+            with open(path, "w") as f:
+                f.write(MATMUL)
+            np.save(os.path.join(d, "x.npy"), self.x)
+            np.save(os.path.join(d, "w.npy"), self.w)
+            subprocess.run([TPUSIM, "run", path, "--input", os.path.join(d, "x.npy"),
+                            "--input", os.path.join(d, "w.npy"), "--output-dir", d,
+                            "--no-cache"], check=True, capture_output=True)
+            (y,), _ = tpusim.run(path, self.x, self.w)
+            np.testing.assert_array_equal(y, np.load(os.path.join(d, "result0.npy")))
+
+    def test_example_train_step(self):
+        rng = np.random.default_rng(1)
+        shapes = [(8, 32), (32,), (32, 4), (4,), (16, 8), (16, 4)]
+        args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        results, report = tpusim.run(os.path.join(EXAMPLES, "mlp_step.mlir"), *args,
+                                     numerics="reference")
+        w1, b1, w2, b2, x, y = [a.astype(np.float64) for a in args]
+        h = np.maximum(x @ w1 + b1, 0)
+        loss = np.mean((h @ w2 + b2 - y) ** 2)
+        self.assertAlmostEqual(float(results[4]), loss, places=4)
+        self.assertEqual(len(results), 5)
+
+
+class ErrorTest(unittest.TestCase):
+
+    def cli_error(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bad.mlir")
+            with open(path, "w") as f:
+                f.write(text)
+            r = subprocess.run([TPUSIM, "run", path, "--timing-only", "--no-cache"],
+                               capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            return path, r.stderr.strip().removeprefix("tpusim: ")
+
+    def test_parse_error_has_the_clis_message(self):
+        bad = "module {\n  func.func @main() {\n    %0 = stablehlo.bogus : tensor<f32>\n"
+        path, message = self.cli_error(bad)
+        with self.assertRaises(tpusim.Error) as e:
+            tpusim.time(path)
+        self.assertEqual(str(e.exception), message)
+        self.assertRegex(message, r"bad\.mlir:\d+:\d+")
+        self.assertIsInstance(e.exception, RuntimeError)
+
+    def test_wrong_arguments(self):
+        with self.assertRaisesRegex(tpusim.Error, "takes 2 arguments, given 1"):
+            tpusim.run(MATMUL, np.zeros((64, 32), np.float32))
+        with self.assertRaisesRegex(tpusim.Error, r"tensor<64x32xf32>"):
+            tpusim.run(MATMUL, np.zeros((3, 3), np.float32), np.zeros((32, 16), np.float32))
+
+    def test_unknown_chip_and_options(self):
+        with self.assertRaisesRegex(tpusim.Error, "v99"):
+            tpusim.time(MATMUL, chip="v99")
+        with self.assertRaisesRegex(tpusim.Error, "numerics"):
+            tpusim.time(MATMUL, numerics="fast")
+        with self.assertRaises(TypeError):
+            tpusim.time(42)
+
+
+class ChipsTest(unittest.TestCase):
+
+    def test_presets(self):
+        chips = {c["name"]: c for c in tpusim.chips()}
+        self.assertIn("v5e", chips)
+        self.assertIn("v2", chips)
+        self.assertAlmostEqual(chips["v5e"]["peak_bf16_flops_per_s"] / 1e12, 197, delta=1)
+        self.assertGreater(chips["v5p"]["hbm_bytes"], chips["v5e"]["hbm_bytes"])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
