@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev   # libFuzzer and sanitizer runtimes
   python3-numpy           # test oracle for .npy files
+  libfftw3-dev            # stablehlo.fft (GPL-2+)
 )
 
 missing=()
