@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs `tpusim check` over the conformance programs and writes
 # docs/conformance.md: counts per directory and every case that does not pass,
-# with its reason. With --update-known-failures it also rewrites
+# with its reason, then docs/conformance_upstream.md (notes on upstream files
+# outside the sample). With --update-known-failures it also rewrites
 # tests/conformance_known_failures.txt from the failures found.
 #
 # usage: scripts/conformance_report.sh [--update-known-failures] [BUILD_DIR]
@@ -45,6 +46,11 @@ reasons() { grep "^$1 " <<<"$out" | sed -E 's/^[A-Z]+ ([^ ]+) ([^ ]+) ([^ ]+:[0-
   echo "## Skipped cases"
   echo
   reasons SKIP | sed 's/^/- /'
+  # Hand-written: upstream files outside the sample, run by hand.
+  if [[ -f $repo/docs/conformance_upstream.md ]]; then
+    echo
+    cat "$repo/docs/conformance_upstream.md"
+  fi
 } > "$repo/docs/conformance.md"
 echo "wrote docs/conformance.md"
 

@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-dev   # libFuzzer and sanitizer runtimes
   python3-numpy           # test oracle for .npy files
   pybind11-dev python3-dev   # the Python module (import tpusim)
+  libfftw3-dev            # stablehlo.fft (GPL-2+)
 )
 
 missing=()

@@ -52,10 +52,34 @@ TEST(DenseLiteralTest, Booleans) {
   auto splat = Constant("dense<true> : tensor<5xi1>");
   ASSERT_TRUE(splat.ok());
   EXPECT_TRUE(splat->is_splat());
-  // i1 hex blobs are bit-packed, least significant bit first.
+  // Older MLIR bit-packed i1 hex blobs, least significant bit first.
   auto hex = Constant("dense<\"0x05\"> : tensor<3xi1>");
   ASSERT_TRUE(hex.ok()) << hex.status().ToString();
   EXPECT_EQ(hex->bytes(), (std::vector<uint8_t>{1, 0, 1}));
+}
+
+TEST(DenseLiteralTest, BooleanHexOneBytePerElement) {
+  // Current MLIR writes one byte per i1 element, 16 of them here where a
+  // bit-packed blob would take 2.
+  auto a = Constant("dense<\"0x01000100000000000000000000000001\"> : tensor<4x4xi1>");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  std::vector<uint8_t> want(16, 0);
+  want[0] = want[2] = want[15] = 1;
+  EXPECT_EQ(a->bytes(), want);
+  // One byte is a splat, in either form.
+  for (const char* splat : {"0x01", "0xFF"}) {
+    auto s = Constant(std::string("dense<\"") + splat + "\"> : tensor<100x100xi1>");
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_TRUE(s->is_splat());
+    EXPECT_EQ(s->bytes(), (std::vector<uint8_t>{1}));
+  }
+  auto f = Constant("dense<\"0x00\"> : tensor<9xi1>");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->bytes(), (std::vector<uint8_t>{0}));
+  auto bad = Constant("dense<\"0x010001\"> : tensor<4xi1>");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("3 bytes does not match tensor<4xi1>"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(DenseLiteralTest, FloatsRoundToTheElementType) {

@@ -237,15 +237,21 @@ StatusOr<ir::Attribute> FromHex(Parser& p, const Literal& lit, const ir::Type& t
   int64_t n = type.num_elements();
   const std::vector<uint8_t>& hex = lit.hex;
   if (ir::IsBool(e)) {
-    // i1 blobs are bit-packed (LSB first); one 0x00/0xFF byte is a splat.
-    if (hex.size() == 1 && (hex[0] == 0 || hex[0] == 0xFF)) {
-      return ir::Attribute::DenseElements(type, {static_cast<uint8_t>(hex[0] != 0)});
-    }
-    if (static_cast<int64_t>(hex.size()) != (n + 7) / 8) {
-      return p.ErrorAt(lit.offset, "hex literal size does not match " + type.ToString());
-    }
+    // MLIR writes i1 blobs one byte per element (0x00 or 0x01) and a splat
+    // as one byte; older MLIR bit-packed them (LSB first) with an
+    // 0x00/0xFF byte as the splat. Any nonzero byte is true.
+    const auto size = static_cast<int64_t>(hex.size());
     std::vector<uint8_t> bytes(n);
-    for (int64_t i = 0; i < n; ++i) bytes[i] = (hex[i / 8] >> (i % 8)) & 1;
+    if (size == n) {
+      for (int64_t i = 0; i < n; ++i) bytes[i] = hex[i] != 0;
+    } else if (size == 1 && (hex[0] == 0 || hex[0] == 1 || hex[0] == 0xFF)) {
+      return ir::Attribute::DenseElements(type, {static_cast<uint8_t>(hex[0] != 0)});
+    } else if (size == (n + 7) / 8) {
+      for (int64_t i = 0; i < n; ++i) bytes[i] = (hex[i / 8] >> (i % 8)) & 1;
+    } else {
+      return p.ErrorAt(lit.offset, "hex literal of " + std::to_string(size) +
+                                       " bytes does not match " + type.ToString());
+    }
     return ir::Attribute::DenseElements(type, std::move(bytes));
   }
   int64_t w = ir::StorageBytes(e);

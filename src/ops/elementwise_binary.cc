@@ -63,6 +63,7 @@ struct Multiply {
   template <class C> C operator()(C a, C b) const {
     if constexpr (kIsBool<C>) return a && b;
     else if constexpr (kIsInt<C>) return WrapMul(a, b);
+    else if constexpr (kIsComplex<C>) return ComplexMultiply(a, b);
     else return a * b;
   }
 };

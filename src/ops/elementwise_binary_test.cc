@@ -143,6 +143,24 @@ TEST(MaximumTest, ComplexIsLexicographic) {
   EXPECT_EQ(Read<C>(*r), (std::vector<C>{C(2, 0), C(2, 3), C(1, 1)}));
 }
 
+TEST(MultiplyTest, ComplexPartsAreFusedMultiplyAdds) {
+  // (a + bi)(c + di) with a = c = 1 + 2^-12, b = 1, d = 1 + 2^-11: ac - bd
+  // is exactly 2^-24, which a rounded ac (a tie, to 1 + 2^-11) would lose.
+  // ad + bc = 2 + 2^-10 + 2^-23 rounds (a tie) to 2 + 2^-10.
+  using C = std::complex<float>;
+  const float a = 1 + std::ldexp(1.0f, -12), d = 1 + std::ldexp(1.0f, -11);
+  auto r = RunSame("stablehlo.multiply", {Vec<C>(E::kC64, {C(a, 1)}), Vec<C>(E::kC64, {C(a, d)})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Read<C>(*r)[0], C(std::ldexp(1.0f, -24), 2 + std::ldexp(1.0f, -10)));
+  // complex<f64> the same way: 2^-104 survives.
+  using Z = std::complex<double>;
+  const double a2 = 1 + std::ldexp(1.0, -53 + 1), d2 = 1 + std::ldexp(1.0, -52 + 1);
+  auto z = RunSame("stablehlo.multiply",
+                   {Vec<Z>(E::kC128, {Z(a2, 1)}), Vec<Z>(E::kC128, {Z(a2, d2)})});
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  EXPECT_EQ(Read<Z>(*z)[0].real(), std::ldexp(1.0, -104));
+}
+
 TEST(MaximumTest, UnsignedAndBool) {
   auto u = RunSame("stablehlo.maximum", {Vec<uint32_t>(E::kUI32, {0xFFFFFFFFu, 1}),
                                          Vec<uint32_t>(E::kUI32, {1, 2})});

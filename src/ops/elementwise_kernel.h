@@ -253,6 +253,17 @@ inline C ViaDouble(C x, const F& f) {
   }
 }
 
+// x * y for complex x = a + bi, y = c + di as XLA's compiled kernels round
+// it: each part is one fused multiply-add over one rounded product,
+// ac - bd = fma(a, c, -(b*d)) and ad + bc = fma(b, c, a*d). No C99 Annex G
+// recovery of infinities. Not commutative in the last bit, so x is always
+// the left operand (a region's first argument, a reduction's accumulator).
+template <class T>
+inline std::complex<T> ComplexMultiply(std::complex<T> x, std::complex<T> y) {
+  const T a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+  return {std::fma(a, c, -(b * d)), std::fma(b, c, a * d)};
+}
+
 // IEEE-754 maximum/minimum: NaN if either operand is NaN, and -0 < +0.
 // Complex numbers compare lexicographically by (real, imag); booleans are
 // or/and; integers by value.

@@ -1,10 +1,12 @@
 // stablehlo.fft: FFT, IFFT, RFFT and IRFFT over the last fft_length
-// dimensions. Computed in complex<f64> (radix-2 for power-of-two lengths, a
-// direct DFT with exact twiddle indices otherwise) and rounded once to the
+// dimensions. Computed by FFTW in double precision and rounded once to the
 // result type.
+#include <fftw3.h>
+
 #include <cmath>
 #include <complex>
-#include <numbers>
+#include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,59 +67,6 @@ Status VerifyFft(const ir::Operation& op) {
   return CheckFft(op).status();
 }
 
-// In-place DFT of x (sign -1: forward, +1: inverse without the 1/n).
-void Dft(std::vector<c128>& x, int sign) {
-  const auto n = static_cast<int64_t>(x.size());
-  if (n <= 1) return;
-  const double step = sign * 2 * std::numbers::pi / static_cast<double>(n);
-  if ((n & (n - 1)) == 0) {
-    for (int64_t i = 1, j = 0; i < n; ++i) {  // bit reversal
-      int64_t bit = n >> 1;
-      for (; j & bit; bit >>= 1) j ^= bit;
-      j ^= bit;
-      if (i < j) std::swap(x[i], x[j]);
-    }
-    for (int64_t len = 2; len <= n; len <<= 1) {
-      for (int64_t k = 0; k < len / 2; ++k) {
-        const c128 w = std::polar(1.0, step * static_cast<double>(k * (n / len)));
-        for (int64_t i = k; i < n; i += len) {
-          const c128 u = x[i], v = x[i + len / 2] * w;
-          x[i] = u + v;
-          x[i + len / 2] = u - v;
-        }
-      }
-    }
-    return;
-  }
-  std::vector<c128> twiddle(n), out(n);
-  for (int64_t k = 0; k < n; ++k) twiddle[k] = std::polar(1.0, step * static_cast<double>(k));
-  for (int64_t k = 0; k < n; ++k) {
-    c128 s = 0;
-    for (int64_t j = 0; j < n; ++j) s += x[j] * twiddle[(j * k) % n];
-    out[k] = s;
-  }
-  x = out;
-}
-
-// Transforms every line along dimension `dim` of a row-major array.
-void TransformAxis(std::vector<c128>& data, const ir::Shape& shape, size_t dim, bool inverse) {
-  const int64_t n = shape[dim];
-  if (n == 0 || data.empty()) return;
-  int64_t inner = 1;
-  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t outer = static_cast<int64_t>(data.size()) / (n * inner);
-  std::vector<c128> line(n);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      c128* base = data.data() + o * n * inner + i;
-      for (int64_t k = 0; k < n; ++k) line[k] = base[k * inner];
-      Dft(line, inverse ? 1 : -1);
-      const double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
-      for (int64_t k = 0; k < n; ++k) base[k * inner] = line[k] * scale;
-    }
-  }
-}
-
 std::vector<c128> Load(const Tensor& t) {
   const ir::ElementType e = t.element();
   const int w = ir::StorageBytes(e);
@@ -149,17 +98,78 @@ void Store(const std::vector<c128>& v, Tensor& t) {
   }
 }
 
-// An IRFFT operand's last dimension (n/2 + 1 values) extended to n by
-// Hermitian symmetry, X[n - k] = conj(X[k]).
-std::vector<c128> HermitianExtend(const std::vector<c128>& half, int64_t half_len, int64_t n) {
-  const int64_t lines = half_len == 0 ? 0 : static_cast<int64_t>(half.size()) / half_len;
-  std::vector<c128> full(lines * n);
-  for (int64_t l = 0; l < lines; ++l) {
-    for (int64_t k = 0; k < n; ++k) {
-      full[l * n + k] = k < half_len ? half[l * half_len + k] : std::conj(half[l * half_len + n - k]);
+// FFTW's planner is not thread-safe (fftw_execute is), and ops may run on
+// several interpreter threads at once.
+std::mutex& PlannerMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// One FFTW plan, destroyed under the planner lock.
+struct Plan {
+  fftw_plan p = nullptr;
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (p == nullptr) return;
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    fftw_destroy_plan(p);
+  }
+};
+
+fftw_complex* AsFftw(std::vector<c128>& v) { return reinterpret_cast<fftw_complex*>(v.data()); }
+
+// Runs `type` over the trailing len.size() dimensions of `in`. They are the
+// innermost ones, so each transform is one contiguous block and the batch a
+// plain stride. `in` holds complex values (real ones in .real() for RFFT);
+// the result holds out_elements values (real ones in .real() for IRFFT),
+// inverse transforms without their 1/N.
+StatusOr<std::vector<c128>> RunFftw(const ir::Operation& op, const std::string& type,
+                                    const std::vector<int64_t>& len, std::vector<c128> in,
+                                    int64_t out_elements) {
+  std::vector<c128> out(out_elements);
+  int64_t n_total = 1;
+  for (int64_t l : len) n_total *= l;
+  if (n_total == 0 || in.empty() || out.empty()) return out;
+  const bool r2c = type == "RFFT", c2r = type == "IRFFT";
+  // One transform's elements on the complex side of RFFT and IRFFT.
+  const int64_t half_total = n_total / len.back() * (len.back() / 2 + 1);
+  const int64_t in_block = c2r ? half_total : n_total, out_block = r2c ? half_total : n_total;
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (static_cast<int64_t>(in.size()) > kMax || out_elements > kMax) {
+    return Unimplemented("'" + op.name_str() + "' over 2^31 or more elements");
+  }
+  const std::vector<int> n(len.begin(), len.end());
+  const int rank = static_cast<int>(n.size());
+  const int howmany = static_cast<int>(static_cast<int64_t>(in.size()) / in_block);
+  const int idist = static_cast<int>(in_block), odist = static_cast<int>(out_block);
+  // The real side of RFFT and IRFFT, packed densely.
+  std::vector<double> real(r2c ? in.size() : c2r ? out.size() : 0);
+  if (r2c) {
+    for (size_t i = 0; i < in.size(); ++i) real[i] = in[i].real();
+  }
+  Plan plan;
+  {
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    if (r2c) {
+      plan.p = fftw_plan_many_dft_r2c(rank, n.data(), howmany, real.data(), nullptr, 1, idist,
+                                      AsFftw(out), nullptr, 1, odist, FFTW_ESTIMATE);
+    } else if (c2r) {  // destroys `in`, a copy
+      plan.p = fftw_plan_many_dft_c2r(rank, n.data(), howmany, AsFftw(in), nullptr, 1, idist,
+                                      real.data(), nullptr, 1, odist, FFTW_ESTIMATE);
+    } else {
+      plan.p = fftw_plan_many_dft(rank, n.data(), howmany, AsFftw(in), nullptr, 1, idist,
+                                  AsFftw(out), nullptr, 1, odist,
+                                  type == "FFT" ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
     }
   }
-  return full;
+  if (plan.p == nullptr) return Internal("FFTW could not plan '" + op.name_str() + "'");
+  fftw_execute(plan.p);
+  if (c2r) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = real[i];
+  }
+  return out;
 }
 
 StatusOr<std::vector<Tensor>> EvalFft(EvalContext&, const ir::Operation& op,
@@ -168,29 +178,12 @@ StatusOr<std::vector<Tensor>> EvalFft(EvalContext&, const ir::Operation& op,
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> len, GetInts(op, "fft_length"));
   const Tensor& in = operands[0];
   TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(op.result(0).type()));
-  std::vector<c128> data = Load(in);
-  ir::Shape shape = in.shape();
-  const size_t rank = shape.size(), l = len.size();
-  if (type == "FFT" || type == "RFFT") {
-    for (size_t d = rank - l; d < rank; ++d) TransformAxis(data, shape, d, false);
-    if (type == "RFFT") {  // keep the first n/2 + 1 of the last dimension
-      const int64_t n = shape.back(), keep = out.shape().back();
-      std::vector<c128> kept;
-      for (int64_t i = 0; n > 0 && i < static_cast<int64_t>(data.size()); i += n) {
-        kept.insert(kept.end(), data.begin() + i, data.begin() + i + keep);
-      }
-      data = std::move(kept);
-    }
-  } else {
-    // Inverse transforms on the outer fft dimensions first (they commute);
-    // for IRFFT the last one runs after the Hermitian extension.
-    const bool irfft = type == "IRFFT";
-    for (size_t d = rank - l; d < rank - (irfft ? 1 : 0); ++d) TransformAxis(data, shape, d, true);
-    if (irfft) {
-      data = HermitianExtend(data, shape.back(), len.back());
-      shape.back() = len.back();
-      TransformAxis(data, shape, rank - 1, true);
-    }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<c128> data,
+                          RunFftw(op, type, len, Load(in), out.num_elements()));
+  if (type == "IFFT" || type == "IRFFT") {
+    double n = 1;
+    for (int64_t l : len) n *= static_cast<double>(l);
+    for (c128& v : data) v /= n;
   }
   Store(data, out);
   return std::vector<Tensor>{std::move(out)};

@@ -5,6 +5,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "ops/dense_test_util.h"
 
@@ -44,8 +45,8 @@ std::string FftProgram(const std::string& type, const std::string& in, const std
          "\n  return %0 : " + out + "\n}\n";
 }
 
-// Power-of-two (radix-2) and other lengths (direct DFT) both match the
-// definition, and IFFT inverts FFT.
+// Power-of-two and other lengths both match the definition, and IFFT
+// inverts FFT.
 TEST(FftTest, ForwardMatchesDefinitionAndInverseInverts) {
   for (int64_t n : {8, 6}) {
     const std::string t = "tensor<3x" + std::to_string(n) + "xcomplex<f64>>";
@@ -108,6 +109,59 @@ TEST(FftTest, TwoDimensionalRealRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   std::vector<double> y = Values<double>((*back)[0]);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], x[i], 1e-12);
+}
+
+// A 3-D transform over odd and even lengths on a batch of two, against the
+// definition applied along each axis in turn.
+TEST(FftTest, ThreeDimensionalMatchesDefinition) {
+  const int64_t b = 2, n0 = 3, n1 = 4, n2 = 5, n = n0 * n1 * n2;
+  std::vector<cd> x = RandomComplex(b * n, 11);
+  const std::string t = "tensor<2x3x4x5xcomplex<f64>>";
+  auto r = RunMain(FftProgram("FFT", t, t, "3, 4, 5"),
+                   {MakeTensor(ElementType::kC128, {b, n0, n1, n2}, x)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<cd> want(x.size());
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t k0 = 0; k0 < n0; ++k0)
+      for (int64_t k1 = 0; k1 < n1; ++k1)
+        for (int64_t k2 = 0; k2 < n2; ++k2) {
+          cd s = 0;
+          for (int64_t j0 = 0; j0 < n0; ++j0)
+            for (int64_t j1 = 0; j1 < n1; ++j1)
+              for (int64_t j2 = 0; j2 < n2; ++j2) {
+                const double phase = double(j0 * k0) / n0 + double(j1 * k1) / n1 +
+                                     double(j2 * k2) / n2;
+                s += x[((i * n0 + j0) * n1 + j1) * n2 + j2] *
+                     std::polar(1.0, -2 * std::numbers::pi * phase);
+              }
+          want[((i * n0 + k0) * n1 + k1) * n2 + k2] = s;
+        }
+  std::vector<cd> got = Values<cd>((*r)[0]);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_LT(std::abs(got[i] - want[i]), 1e-12) << i;
+}
+
+// FFTW plans are made under a lock: transforms on several threads at once
+// all give the single-threaded result.
+TEST(FftTest, ConcurrentTransformsAgree) {
+  const std::string in = "tensor<4x17xf32>", out = "tensor<4x9xcomplex<f32>>";
+  std::vector<float> x(4 * 17);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.3f * float(i));
+  auto once = RunMain(FftProgram("RFFT", in, out, "17"), {MakeTensor(ElementType::kF32, {4, 17}, x)});
+  ASSERT_TRUE(once.ok()) << once.status().ToString();
+  const auto want = Values<std::complex<float>>((*once)[0]);
+  std::vector<int> same(8, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) {
+        auto r = RunMain(FftProgram("RFFT", in, out, "17"),
+                         {MakeTensor(ElementType::kF32, {4, 17}, x)});
+        same[t] += r.ok() && Values<std::complex<float>>((*r)[0]) == want;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(same[t], 20) << t;
 }
 
 TEST(FftTest, ShapeRuleErrors) {

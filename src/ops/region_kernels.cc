@@ -59,7 +59,15 @@ std::optional<BinaryKind> MatchBinaryRegion(const ir::Region& region) {
       op->result(0).type() != a.type()) {
     return std::nullopt;
   }
-  return BinaryKindOf(op->name_str());
+  const std::optional<BinaryKind> kind = BinaryKindOf(op->name_str());
+  // A complex product is not commutative in its last bit (ComplexMultiply):
+  // the kernels pass the block arguments in order, so a swapped one runs the
+  // region.
+  if (kind == BinaryKind::kMultiply && ir::IsComplex(a.type().element()) &&
+      op->operand(0) != a) {
+    return std::nullopt;
+  }
+  return kind;
 }
 
 bool MatchReturnOfArgument(const ir::Region& region, int arg) {

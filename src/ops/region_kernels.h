@@ -22,7 +22,8 @@ enum class BinaryKind { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
 
 // The op computed by `region` when its one block takes two 0-d tensors of
 // one element type, applies one of BinaryKind's ops to them (in either
-// order; all are commutative) and returns the result; nullopt otherwise.
+// order, all being commutative; a complex multiply only in order) and
+// returns the result; nullopt otherwise.
 std::optional<BinaryKind> MatchBinaryRegion(const ir::Region& region);
 
 // True when `region`'s block returns its argument `arg` and nothing else
@@ -63,6 +64,7 @@ struct MultiplyFn {
   template <class C> C operator()(C a, C b) const {
     if constexpr (ew::kIsBool<C>) return a && b;
     else if constexpr (ew::kIsInt<C>) return ew::WrapMul(a, b);
+    else if constexpr (ew::kIsComplex<C>) return ew::ComplexMultiply(a, b);
     else return a * b;
   }
 };

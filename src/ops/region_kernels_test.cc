@@ -40,6 +40,27 @@ TEST(MatchRegionTest, RecognizesOneBinaryOpInEitherOrder) {
   EXPECT_FALSE(MatchReturnOfArgument(*FirstRegion(*m), 1));
 }
 
+// A complex product's last bit depends on the operand order (ComplexMultiply),
+// so only the in-order body takes the fast path; the other runs the region.
+TEST(MatchRegionTest, ComplexMultiplyOnlyInOrder) {
+  for (bool swapped : {false, true}) {
+    auto m = frontend::ParseStableHlo(std::string(R"(
+      func.func @main(%x: tensor<4xcomplex<f32>>, %c: tensor<complex<f32>>) -> tensor<complex<f32>> {
+        %r = stablehlo.reduce(%x init: %c) across dimensions = [0] : (tensor<4xcomplex<f32>>, tensor<complex<f32>>) -> tensor<complex<f32>>
+          reducer(%a: tensor<complex<f32>>, %b: tensor<complex<f32>>) {
+            %s = stablehlo.multiply )") + (swapped ? "%b, %a" : "%a, %b") + R"( : tensor<complex<f32>>
+            stablehlo.return %s : tensor<complex<f32>>
+          }
+        return %r : tensor<complex<f32>>
+      })",
+                                      "test.mlir");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const std::optional<BinaryKind> kind = MatchBinaryRegion(*FirstRegion(**m));
+    EXPECT_EQ(kind.has_value(), !swapped);
+    if (kind) EXPECT_EQ(*kind, BinaryKind::kMultiply);
+  }
+}
+
 TEST(MatchRegionTest, RejectsOtherBodies) {
   for (const char* body : {"%s = stablehlo.add %a, %a : tensor<f32>\n"
                            "stablehlo.return %s : tensor<f32>",
