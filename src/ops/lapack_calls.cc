@@ -127,10 +127,16 @@ bool RegisterFamily(const Family& f) {
                                                 {'z', ElementType::kC128}};
   for (auto [letter, e] : types) {
     const std::string& base = ir::IsComplex(e) ? f.complex : f.real;
+    VerifyFn verify = MakeVerify(f, e);
+    // The pricing rules read the shapes the signature checked; a call that
+    // fails it is priced by its traffic alone.
+    WorkFn work = [verify, price = f.work](const ir::Operation& op) {
+      return verify(op).ok() ? price(op) : ReadsAndWrites(op);
+    };
     CustomCallRegistry::Register({.target = f.prefix + letter + base + "_ffi",
-                                  .verify = MakeVerify(f, e),
+                                  .verify = verify,
                                   .eval = MakeEval(f),
-                                  .work = f.work});
+                                  .work = work});
   }
   return true;
 }
@@ -628,7 +634,6 @@ StatusOr<Signature> TrsmSignature(const ir::Operation& op) {
 // Triangular solve: k^2 flops per right-hand side column (row for side R),
 // k the triangle's size; one division per solved element unless unit.
 Work TrsmWork(const ir::Operation& op) {
-  if (op.num_operands() < 2 || op.operand(1).type().rank() < 2) return ReadsAndWrites(op);
   const Batch b = MatrixBatch(op, 1);
   const char side = CharOr(op, "side", "LR", 'L');
   const char diag = CharOr(op, "diag", "NU", 'N');

@@ -413,6 +413,16 @@ TEST(LapackCallsWorkTest, PricedByFlopCount) {
   EXPECT_EQ(w.bytes_read(), 2 * 64 * 64 * 8);
   EXPECT_GT(w.vector_ops[static_cast<int>(VectorClass::kMultiply)], 0);
   EXPECT_TRUE(w.matmuls.empty());
+
+  // A call that fails its signature (unverified) is priced by its traffic.
+  auto bad = frontend::ParseStableHlo(
+      "func.func @main() -> tensor<i32> {\n  %0 = stablehlo.custom_call @lapack_dgetrf_ffi() : "
+      "() -> tensor<i32>\n  return %0 : tensor<i32>\n}\n",
+      "test.mlir");
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  Work traffic = def->work(*(*bad)->functions().at(0)->entry().ops()[0]);
+  EXPECT_EQ(traffic.flops, 0);
+  EXPECT_EQ(traffic.bytes_written(), 4);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
