@@ -92,7 +92,7 @@ struct Family {
   int operands = 1;
   int matrix = 0;  // the operand holding the matrices
   SignatureFn signature;
-  // Fills `out` (allocated, zeroed) from `in`; called with a T-typed tag.
+  // Fills `out` (allocated, zeroed) from `in` for the element type.
   std::function<Status(ElementType, const ir::Operation&, std::span<const Tensor>,
                        std::vector<Tensor>&)>
       eval;
@@ -141,14 +141,15 @@ bool RegisterFamily(const Family& f) {
   return true;
 }
 
-// Calls kernel(T{}) for the element type.
-#define TPUSIM_LAPACK_EVAL(...)                                                     \
-  [](ElementType e, const ir::Operation& op, std::span<const Tensor> in,             \
-     std::vector<Tensor>& out) -> Status {                                          \
-    return la::Dispatch(e, [&](auto tag) -> Status {                                \
-      using T = decltype(tag);                                                       \
-      __VA_ARGS__                                                                    \
-    });                                                                              \
+// A Family::eval whose body (statements returning Status) runs with T the
+// scalar type of the element type, `op`, `in` and `out` in scope.
+#define TPUSIM_LAPACK_EVAL(...)                                          \
+  [](ElementType e, const ir::Operation& op, std::span<const Tensor> in, \
+     std::vector<Tensor>& out) -> Status {                               \
+    return la::Dispatch(e, [&](auto tag) -> Status {                     \
+      using T = decltype(tag);                                           \
+      __VA_ARGS__                                                        \
+    });                                                                  \
   }
 
 void CopyInto(const Tensor& from, Tensor& to) {
@@ -164,7 +165,9 @@ Work PricedAs(Work w, std::string what) {
   return w;
 }
 
-Batch MatrixBatch(const ir::Operation& op, int i = 0) { return la::SplitBatch(Operand(op, i).shape()); }
+Batch MatrixBatch(const ir::Operation& op, int i = 0) {
+  return la::SplitBatch(Operand(op, i).shape());
+}
 
 // ------------------------------------------------------------ getrf
 
@@ -185,9 +188,9 @@ double LuFlops(double m, double n) {
 
 Work GetrfWork(const ir::Operation& op) {
   const Batch b = MatrixBatch(op);
-  return PricedAs(la::FactorizationWork(op, b.batch, LuFlops(b.rows, b.cols),
-                                        std::min(b.rows, b.cols)),
-                  "LAPACK getrf");
+  return PricedAs(
+      la::FactorizationWork(op, b.batch, LuFlops(b.rows, b.cols), std::min(b.rows, b.cols)),
+      "LAPACK getrf");
 }
 
 [[maybe_unused]] const bool kGetrf = RegisterFamily({
@@ -199,9 +202,9 @@ Work GetrfWork(const ir::Operation& op) {
       const int64_t k = std::min(b.rows, b.cols);
       CopyInto(in[0], out[0]);
       for (int64_t i = 0; i < b.batch; ++i) {
-        la::Data<int32_t>(out[2])[i] = la::Getrf<T>(b.rows, b.cols,
-                                                    la::Data<T>(out[0]) + i * b.rows * b.cols,
-                                                    la::Data<int32_t>(out[1]) + i * k);
+        la::Data<int32_t>(out[2])[i] =
+            la::Getrf<T>(b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols,
+                         la::Data<int32_t>(out[1]) + i * k);
       }
       return Status::Ok();
     }),
@@ -213,7 +216,8 @@ Work GetrfWork(const ir::Operation& op) {
 StatusOr<Signature> GeqrfSignature(const ir::Operation& op) {
   const ir::Type& a = Operand(op, 0);
   const Batch b = MatrixBatch(op);
-  return Signature{{a}, {a, TensorOf(a.element(), Reshape(a.shape(), 2, {std::min(b.rows, b.cols)}))}};
+  return Signature{{a},
+                   {a, TensorOf(a.element(), Reshape(a.shape(), 2, {std::min(b.rows, b.cols)}))}};
 }
 
 // Householder QR: 2 m n^2 - 2/3 n^3 flops for m >= n (2 n m^2 - 2/3 m^3
@@ -225,9 +229,9 @@ double QrFlops(double m, double n) {
 
 Work GeqrfWork(const ir::Operation& op) {
   const Batch b = MatrixBatch(op);
-  return PricedAs(la::FactorizationWork(op, b.batch, QrFlops(b.rows, b.cols),
-                                        2 * std::min(b.rows, b.cols)),
-                  "LAPACK geqrf");
+  return PricedAs(
+      la::FactorizationWork(op, b.batch, QrFlops(b.rows, b.cols), 2 * std::min(b.rows, b.cols)),
+      "LAPACK geqrf");
 }
 
 [[maybe_unused]] const bool kGeqrf = RegisterFamily({
@@ -279,8 +283,7 @@ Status HouseholderProduct(const Tensor& a, const Tensor& taus, Tensor& q) {
   const int64_t k = taus.shape().back();
   CopyInto(a, q);
   for (int64_t i = 0; i < b.batch; ++i) {
-    la::Orgqr<T>(b.rows, b.cols, k, la::Data<T>(q) + i * b.rows * b.cols,
-                 taus.data<T>() + i * k);
+    la::Orgqr<T>(b.rows, b.cols, k, la::Data<T>(q) + i * b.rows * b.cols, taus.data<T>() + i * k);
   }
   return Status::Ok();
 }
@@ -305,7 +308,9 @@ StatusOr<Signature> SquareSignature(const ir::Operation& op, std::vector<ir::Typ
   return Signature{{a}, results};
 }
 
-ir::Type Info(const ir::Operation& op) { return TensorOf(kI32, Reshape(Operand(op, 0).shape(), 2, {})); }
+ir::Type Info(const ir::Operation& op) {
+  return TensorOf(kI32, Reshape(Operand(op, 0).shape(), 2, {}));
+}
 ir::Type Vector(const ir::Operation& op, ElementType e, int64_t n) {
   return TensorOf(e, Reshape(Operand(op, 0).shape(), 2, {n}));
 }
@@ -430,10 +435,10 @@ Work GesddWork(const ir::Operation& op) {
       const int64_t vtrows = out[3].shape()[out[3].rank() - 2];
       CopyInto(in[0], out[0]);
       for (int64_t i = 0; i < b.batch; ++i) {
-        la::Data<int32_t>(out[4])[i] =
-            la::Gesdd<T>(mode, b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols,
-                         la::Data<Real<T>>(out[1]) + i * k, la::Data<T>(out[2]) + i * b.rows * ucols,
-                         ucols, la::Data<T>(out[3]) + i * vtrows * b.cols);
+        la::Data<int32_t>(out[4])[i] = la::Gesdd<T>(
+            mode, b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols,
+            la::Data<Real<T>>(out[1]) + i * k, la::Data<T>(out[2]) + i * b.rows * ucols, ucols,
+            la::Data<T>(out[3]) + i * vtrows * b.cols);
       }
       return Status::Ok();
     }),
@@ -446,8 +451,9 @@ StatusOr<Signature> GeesSignature(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(CharAttr(op, "mode", "VN", 'V').status());
   TPUSIM_ASSIGN_OR_RETURN(char sort, CharAttr(op, "sort", "NS", 'N'));
   if (sort == 'S') {
-    return Unimplemented("sorting the Schur form (sort = 'S') needs a select function JAX "
-                         "does not export; unsupported");
+    return Unimplemented(
+        "sorting the Schur form (sort = 'S') needs a select function JAX "
+        "does not export; unsupported");
   }
   const ir::Type& a = Operand(op, 0);
   const int64_t n = MatrixBatch(op).cols;
@@ -590,8 +596,7 @@ StatusOr<Signature> GtsvSignature(const ir::Operation& op) {
 Work GtsvWork(const ir::Operation& op) {
   const Batch b = MatrixBatch(op, 3);
   const double m = static_cast<double>(b.rows), n = static_cast<double>(b.cols);
-  return PricedAs(la::FactorizationWork(op, b.batch, 8 * m + 5 * m * n, m + m * n),
-                  "LAPACK gtsv");
+  return PricedAs(la::FactorizationWork(op, b.batch, 8 * m + 5 * m * n, m + m * n), "LAPACK gtsv");
 }
 
 [[maybe_unused]] const bool kGtsv = RegisterFamily({
@@ -606,9 +611,9 @@ Work GtsvWork(const ir::Operation& op) {
       for (int64_t i = 0; i < b.batch; ++i) {
         if (b.rows == 0) break;
         T* diag = la::Data<T>(out[1]) + i * b.rows;
-        la::Data<int32_t>(out[4])[i] =
-            la::Gtsv<T>(b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows + 1, diag,
-                        la::Data<T>(out[2]) + i * b.rows, la::Data<T>(out[3]) + i * b.rows * b.cols);
+        la::Data<int32_t>(out[4])[i] = la::Gtsv<T>(
+            b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows + 1, diag,
+            la::Data<T>(out[2]) + i * b.rows, la::Data<T>(out[3]) + i * b.rows * b.cols);
       }
       return Status::Ok();
     }),
@@ -626,9 +631,8 @@ StatusOr<Signature> TrsmSignature(const ir::Operation& op) {
   if (b.rank() < 2) return InvalidArgument("operand 1 must be a (batch of) matrices");
   const Batch bb = la::SplitBatch(b.shape());
   const int64_t k = side == 'L' ? bb.rows : bb.cols;
-  return Signature{{TensorOf(b.element(), Reshape(b.shape(), 2, {k, k})), b,
-                    TensorOf(b.element(), {})},
-                   {b}};
+  return Signature{
+      {TensorOf(b.element(), Reshape(b.shape(), 2, {k, k})), b, TensorOf(b.element(), {})}, {b}};
 }
 
 // Triangular solve: k^2 flops per right-hand side column (row for side R),
@@ -687,7 +691,7 @@ StatusOr<Signature> GeevSignature(const ir::Operation& op) {
   const Batch b = MatrixBatch(op);
   if (b.rows != b.cols) return InvalidArgument("needs square matrices, got " + a.ToString());
   const bool complex = ir::IsComplex(a.element());
-  const ElementType c = complex            ? a.element()
+  const ElementType c = complex                            ? a.element()
                         : a.element() == ElementType::kF32 ? ElementType::kC64
                                                            : ElementType::kC128;
   std::vector<ir::Type> results{Vector(op, a.element(), b.cols)};

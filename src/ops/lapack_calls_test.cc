@@ -19,11 +19,12 @@ class LapackCallsTest : public ::testing::Test {
   }
   static ir::Type Of(std::vector<int64_t> shape) { return TypeOf(kElementOf<T>, std::move(shape)); }
   static ir::Type RealOf(std::vector<int64_t> shape) {
-    return TypeOf(ir::IsComplex(kElementOf<T>) ? ir::ComplexPartType(kElementOf<T>)
-                                               : kElementOf<T>,
+    return TypeOf(ir::IsComplex(kElementOf<T>) ? ir::ComplexPartType(kElementOf<T>) : kElementOf<T>,
                   std::move(shape));
   }
-  static ir::Type I32(std::vector<int64_t> shape) { return TypeOf(ElementType::kSI32, std::move(shape)); }
+  static ir::Type I32(std::vector<int64_t> shape) {
+    return TypeOf(ElementType::kSI32, std::move(shape));
+  }
   // Random and ill-conditioned m x n inputs.
   static std::vector<Mat<T>> Inputs(int64_t m, int64_t n) {
     return {Random<T>(m, n, 7), Graded<T>(m, n, 11)};
@@ -104,10 +105,10 @@ TYPED_TEST(LapackCallsTest, SyevdGivesAscendingEigenpairs) {
           if (uplo == 'L' ? j > i : j < i) one_triangle(i, j) = T(99);
         }
       }
-      auto r = RunCall(this->Target(routine),
-                       "mhlo.backend_config = {mode = 86 : ui8, uplo = " +
-                           std::to_string(int(uplo)) + " : ui8}",
-                       {ToTensor(one_triangle)}, {this->Of({n, n}), this->RealOf({n}), this->I32({})});
+      auto r = RunCall(
+          this->Target(routine),
+          "mhlo.backend_config = {mode = 86 : ui8, uplo = " + std::to_string(int(uplo)) + " : ui8}",
+          {ToTensor(one_triangle)}, {this->Of({n, n}), this->RealOf({n}), this->I32({})});
       ASSERT_EQ(r.size(), 3u);
       EXPECT_EQ(this->Ints(r[2])[0], 0);
       Mat<T> v = ToMat<T>(r[0], n, n);
@@ -134,8 +135,8 @@ TYPED_TEST(LapackCallsTest, GesddGivesSingularValueDecomposition) {
         auto r = RunCall(this->Target("gesdd"),
                          "mhlo.backend_config = {mode = " + std::to_string(int(mode)) + " : ui8}",
                          {ToTensor(a)},
-                         {this->Of({m, n}), this->RealOf({k}), this->Of({m, uc}),
-                          this->Of({vr, n}), this->I32({})});
+                         {this->Of({m, n}), this->RealOf({k}), this->Of({m, uc}), this->Of({vr, n}),
+                          this->I32({})});
         ASSERT_EQ(r.size(), 5u);
         EXPECT_EQ(this->Ints(r[4])[0], 0);
         std::vector<R> s = Read<R>(r[1]);
@@ -152,6 +153,39 @@ TYPED_TEST(LapackCallsTest, GesddGivesSingularValueDecomposition) {
       }
     }
   }
+}
+
+TYPED_TEST(LapackCallsTest, ValuesAloneMatchTheFullDecompositions) {
+  using T = TypeParam;
+  using R = la::Real<T>;
+  const int64_t m = 5, n = 3, k = 3;
+  Mat<T> a = Random<T>(m, n, 41);
+  auto full = RunCall(
+      this->Target("gesdd"), "mhlo.backend_config = {mode = 65 : ui8}", {ToTensor(a)},
+      {this->Of({m, n}), this->RealOf({k}), this->Of({m, m}), this->Of({n, n}), this->I32({})});
+  auto values = RunCall(
+      this->Target("gesdd"), "mhlo.backend_config = {mode = 78 : ui8}", {ToTensor(a)},
+      {this->Of({m, n}), this->RealOf({k}), this->Of({m, k}), this->Of({k, n}), this->I32({})});
+  ASSERT_EQ(full.size(), 5u);
+  ASSERT_EQ(values.size(), 5u);
+  Mat<R> s_full(1, k), s_values(1, k);
+  s_full.v = Read<R>(full[1]);
+  s_values.v = Read<R>(values[1]);
+  ExpectClose(s_values, s_full, s_full.Norm(), "singular values");
+
+  Mat<T> h = Hermitian<T>(4, 42, false);
+  const std::string routine = ir::IsComplex(kElementOf<T>) ? "heevd" : "syevd";
+  Mat<R> w[2];
+  for (int i = 0; i < 2; ++i) {
+    auto r = RunCall(this->Target(routine),
+                     std::string("mhlo.backend_config = {mode = ") + (i ? "78" : "86") +
+                         " : ui8, uplo = 76 : ui8}",
+                     {ToTensor(h)}, {this->Of({4, 4}), this->RealOf({4}), this->I32({})});
+    ASSERT_EQ(r.size(), 3u);
+    w[i] = Mat<R>(1, 4);
+    w[i].v = Read<R>(r[1]);
+  }
+  ExpectClose(w[1], w[0], w[0].Norm(), "eigenvalues");
 }
 
 TYPED_TEST(LapackCallsTest, PotrfGivesCholeskyFactor) {
@@ -193,8 +227,9 @@ TYPED_TEST(LapackCallsTest, GeesGivesSchurForm) {
     if (!complex) results.push_back(this->Of({n}));
     results.push_back(this->I32({}));
     results.push_back(this->I32({}));
-    auto r = RunCall(this->Target("gees"), "mhlo.backend_config = {mode = 86 : ui8, sort = 78 : ui8}",
-                     {ToTensor(a)}, results);
+    auto r =
+        RunCall(this->Target("gees"), "mhlo.backend_config = {mode = 86 : ui8, sort = 78 : ui8}",
+                {ToTensor(a)}, results);
     ASSERT_EQ(r.size(), results.size());
     EXPECT_EQ(this->Ints(r.back())[0], 0);
     Mat<T> t = ToMat<T>(r[0], n, n), z = ToMat<T>(r[1], n, n);
@@ -226,10 +261,10 @@ TYPED_TEST(LapackCallsTest, SytrdGivesTridiagonalReduction) {
   const std::string routine = ir::IsComplex(kElementOf<T>) ? "hetrd" : "sytrd";
   for (bool ill : {false, true}) {
     Mat<T> a = Hermitian<T>(n, 9, ill);
-    auto r = RunCall(this->Target(routine), "mhlo.backend_config = {uplo = 76 : ui8}",
-                     {ToTensor(a)},
-                     {this->Of({n, n}), this->RealOf({n}), this->RealOf({n - 1}), this->Of({n - 1}),
-                      this->I32({})});
+    auto r =
+        RunCall(this->Target(routine), "mhlo.backend_config = {uplo = 76 : ui8}", {ToTensor(a)},
+                {this->Of({n, n}), this->RealOf({n}), this->RealOf({n - 1}), this->Of({n - 1}),
+                 this->I32({})});
     ASSERT_EQ(r.size(), 5u);
     EXPECT_EQ(this->Ints(r[4])[0], 0);
     std::vector<R> d = Read<R>(r[1]), e = Read<R>(r[2]);
@@ -253,8 +288,10 @@ TYPED_TEST(LapackCallsTest, GtsvSolvesTridiagonalSystems) {
   }
   d(0, 2) = T(1e-7);  // a tiny pivot partial pivoting must step around
   Mat<T> b = Random<T>(m, nrhs, 8);
-  auto r = RunCall(this->Target("gtsv"), "", {ToTensor(dl, {m}), ToTensor(d, {m}), ToTensor(du, {m}), ToTensor(b)},
-                   {this->Of({m}), this->Of({m}), this->Of({m}), this->Of({m, nrhs}), this->I32({})});
+  auto r =
+      RunCall(this->Target("gtsv"), "",
+              {ToTensor(dl, {m}), ToTensor(d, {m}), ToTensor(du, {m}), ToTensor(b)},
+              {this->Of({m}), this->Of({m}), this->Of({m}), this->Of({m, nrhs}), this->I32({})});
   ASSERT_EQ(r.size(), 5u);
   EXPECT_EQ(this->Ints(r[4])[0], 0);
   Mat<T> t(m, m);
@@ -274,31 +311,34 @@ TYPED_TEST(LapackCallsTest, TrsmSolvesTriangularSystems) {
     for (char uplo : {'L', 'U'}) {
       for (char trans : {'N', 'T', 'C'}) {
         const int64_t k = side == 'L' ? m : n;
-        Mat<T> a = Random<T>(k, k, 21);
-        for (int64_t i = 0; i < k; ++i) a(i, i) += T(4);
-        Mat<T> tri = uplo == 'U' ? Upper(a) : Upper(a.H()).H();
-        Mat<T> op = trans == 'N' ? tri : trans == 'C' ? tri.H() : Upper(tri);
-        if (trans == 'T') {  // the plain transpose
-          for (int64_t i = 0; i < k; ++i) {
-            for (int64_t j = 0; j < k; ++j) op(i, j) = tri(j, i);
+        for (bool ill : {false, true}) {
+          // Ill-conditioned: a graded triangle (condition ~1e6 / 1e12).
+          Mat<T> a = ill ? Graded<T>(k, k, 23) : Random<T>(k, k, 21);
+          for (int64_t i = 0; i < k; ++i) a(i, i) += ill ? a(i, i) : T(4);
+          Mat<T> tri = uplo == 'U' ? Upper(a) : Upper(a.H()).H();
+          Mat<T> op = trans == 'N' ? tri : trans == 'C' ? tri.H() : Upper(tri);
+          if (trans == 'T') {  // the plain transpose
+            for (int64_t i = 0; i < k; ++i) {
+              for (int64_t j = 0; j < k; ++j) op(i, j) = tri(j, i);
+            }
           }
-        }
-        Mat<T> b = Random<T>(m, n, 22);
-        const std::string attrs = "mhlo.backend_config = {diag = 78 : ui8, side = " +
-                                  std::to_string(int(side)) + " : ui8, trans_x = " +
-                                  std::to_string(int(trans)) + " : ui8, uplo = " +
-                                  std::to_string(int(uplo)) + " : ui8}";
-        for (const char* prefix : {"blas_", "lapack_"}) {
-          auto r = RunCall(std::string(prefix) + kLetter<T> + "trsm_ffi", attrs,
-                           {ToTensor(a), ToTensor(b), Make<T>(this->Of({}), {T(2)})},
-                           {this->Of({m, n})});
-          ASSERT_EQ(r.size(), 1u);
-          Mat<T> x = ToMat<T>(r[0], m, n);
-          Mat<T> two_b = b;
-          for (T& v : two_b.v) v *= T(2);
-          ExpectClose(side == 'L' ? op * x : x * op, two_b, op.Norm() * x.Norm(),
-                      std::string("op(A) X = alpha B, side ") + side + " uplo " + uplo +
-                          " trans " + trans);
+          Mat<T> b = Random<T>(m, n, 22);
+          const std::string attrs =
+              "mhlo.backend_config = {diag = 78 : ui8, side = " + std::to_string(int(side)) +
+              " : ui8, trans_x = " + std::to_string(int(trans)) +
+              " : ui8, uplo = " + std::to_string(int(uplo)) + " : ui8}";
+          for (const char* prefix : {"blas_", "lapack_"}) {
+            auto r = RunCall(std::string(prefix) + kLetter<T> + "trsm_ffi", attrs,
+                             {ToTensor(a), ToTensor(b), Make<T>(this->Of({}), {T(2)})},
+                             {this->Of({m, n})});
+            ASSERT_EQ(r.size(), 1u);
+            Mat<T> x = ToMat<T>(r[0], m, n);
+            Mat<T> two_b = b;
+            for (T& v : two_b.v) v *= T(2);
+            ExpectClose(side == 'L' ? op * x : x * op, two_b, op.Norm() * x.Norm(),
+                        std::string("op(A) X = alpha B, side ") + side + " uplo " + uplo +
+                            " trans " + trans);
+          }
         }
       }
     }
@@ -367,21 +407,24 @@ TEST(LapackCallsErrorsTest, WrongOperandsAndAttributesNameTheTarget) {
   EXPECT_NE(s.ToString().find("lapack_sgetrf_ffi"), std::string::npos) << s.ToString();
   EXPECT_NE(s.ToString().find("f32"), std::string::npos) << s.ToString();
 
-  const std::string few_results = CallProgram("lapack_sgetrf_ffi", "", {TypeOf(ElementType::kF32, {3, 3})},
-                                              {TypeOf(ElementType::kF32, {3, 3})});
+  const std::string few_results =
+      CallProgram("lapack_sgetrf_ffi", "", {TypeOf(ElementType::kF32, {3, 3})},
+                  {TypeOf(ElementType::kF32, {3, 3})});
   s = VerifyMlir(few_results);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("gives results"), std::string::npos) << s.ToString();
 
-  const std::string bad_uplo = CallProgram(
-      "lapack_spotrf_ffi", "mhlo.backend_config = {uplo = 88 : ui8}",
-      {TypeOf(ElementType::kF32, {2, 2})}, {TypeOf(ElementType::kF32, {2, 2}), TypeOf(ElementType::kSI32, {})});
+  const std::string bad_uplo =
+      CallProgram("lapack_spotrf_ffi", "mhlo.backend_config = {uplo = 88 : ui8}",
+                  {TypeOf(ElementType::kF32, {2, 2})},
+                  {TypeOf(ElementType::kF32, {2, 2}), TypeOf(ElementType::kSI32, {})});
   s = VerifyMlir(bad_uplo);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("'uplo' must be 'L' or 'U'"), std::string::npos) << s.ToString();
 
-  const std::string ints = CallProgram("lapack_spotrf_ffi", "", {TypeOf(ElementType::kSI32, {2, 2})},
-                                       {TypeOf(ElementType::kSI32, {2, 2}), TypeOf(ElementType::kSI32, {})});
+  const std::string ints =
+      CallProgram("lapack_spotrf_ffi", "", {TypeOf(ElementType::kSI32, {2, 2})},
+                  {TypeOf(ElementType::kSI32, {2, 2}), TypeOf(ElementType::kSI32, {})});
   s = VerifyMlir(ints);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("complex<f64>"), std::string::npos) << s.ToString();

@@ -73,7 +73,9 @@ ir::Shape Reshape(const ir::Shape& shape, int drop, std::initializer_list<int64_
   return s;
 }
 
-ir::Type TensorOf(ir::ElementType e, ir::Shape shape) { return ir::Type::Tensor(e, std::move(shape)); }
+ir::Type TensorOf(ir::ElementType e, ir::Shape shape) {
+  return ir::Type::Tensor(e, std::move(shape));
+}
 
 Status ExpectTypes(const ir::Operation& op, const std::vector<ir::Type>& operands,
                    const std::vector<ir::Type>& results) {
@@ -114,8 +116,7 @@ Status ExpectMatrixOperands(const ir::Operation& op, int count, int matrix) {
   return Status::Ok();
 }
 
-Work FactorizationWork(const ir::Operation& op, int64_t batch, double real_flops,
-                       double divides) {
+Work FactorizationWork(const ir::Operation& op, int64_t batch, double real_flops, double divides) {
   Work w = ReadsAndWrites(op);
   const bool complex = HasComplexElements(op);
   const double flops = real_flops * (complex ? 4 : 1) * static_cast<double>(batch);
@@ -128,83 +129,83 @@ Work FactorizationWork(const ir::Operation& op, int64_t batch, double real_flops
 
 // ------------------------------------------------------------ routines
 
+// Each routine calls LAPACKE's function for T (if constexpr discards the
+// others).
 template <typename T>
 int Getrf(int64_t m, int64_t n, T* a, int32_t* ipiv) {
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgetrf(kRow, I(m), I(n), a, I(Lead(n)), ipiv);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetrf(kRow, I(m), I(n), a, I(Lead(n)), ipiv);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgetrf(kRow, I(m), I(n), a, I(Lead(n)), ipiv);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgetrf(kRow, I(m), I(n), a, I(Lead(n)), ipiv);
+  const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgetrf(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetrf(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgetrf(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgetrf(kRow, rows, cols, a, lda, ipiv);
 }
 
 template <typename T>
 int Geqrf(int64_t m, int64_t n, T* a, T* tau) {
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgeqrf(kRow, I(m), I(n), a, I(Lead(n)), tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgeqrf(kRow, I(m), I(n), a, I(Lead(n)), tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgeqrf(kRow, I(m), I(n), a, I(Lead(n)), tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgeqrf(kRow, I(m), I(n), a, I(Lead(n)), tau);
+  const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgeqrf(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgeqrf(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgeqrf(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgeqrf(kRow, rows, cols, a, lda, tau);
 }
 
 template <typename T>
 int Orgqr(int64_t m, int64_t n, int64_t k, T* a, const T* tau) {
-  const lapack_int lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sorgqr(kRow, I(m), I(n), I(k), a, lda, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dorgqr(kRow, I(m), I(n), I(k), a, lda, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cungqr(kRow, I(m), I(n), I(k), a, lda, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zungqr(kRow, I(m), I(n), I(k), a, lda, tau);
+  const lapack_int rows = I(m), cols = I(n), kk = I(k), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sorgqr(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dorgqr(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cungqr(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zungqr(kRow, rows, cols, kk, a, lda, tau);
 }
 
 template <typename T>
 int Syevd(char jobz, char uplo, int64_t n, T* a, Real<T>* w) {
-  const lapack_int lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_ssyevd(kRow, jobz, uplo, I(n), a, lda, w);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dsyevd(kRow, jobz, uplo, I(n), a, lda, w);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cheevd(kRow, jobz, uplo, I(n), a, lda, w);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zheevd(kRow, jobz, uplo, I(n), a, lda, w);
+  const lapack_int nn = I(n), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_ssyevd(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dsyevd(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cheevd(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zheevd(kRow, jobz, uplo, nn, a, lda, w);
 }
 
 template <typename T>
 int Gesdd(char jobz, int64_t m, int64_t n, T* a, Real<T>* s, T* u, int64_t ucols, T* vt) {
-  const lapack_int lda = I(Lead(n)), ldu = I(Lead(ucols)), ldvt = I(Lead(n));
+  const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n)), ldu = I(Lead(ucols));
   if constexpr (std::is_same_v<T, float>) {
-    return LAPACKE_sgesdd(kRow, jobz, I(m), I(n), a, lda, s, u, ldu, vt, ldvt);
-  }
-  if constexpr (std::is_same_v<T, double>) {
-    return LAPACKE_dgesdd(kRow, jobz, I(m), I(n), a, lda, s, u, ldu, vt, ldvt);
-  }
-  if constexpr (std::is_same_v<T, c64>) {
-    return LAPACKE_cgesdd(kRow, jobz, I(m), I(n), a, lda, s, u, ldu, vt, ldvt);
-  }
-  if constexpr (std::is_same_v<T, c128>) {
-    return LAPACKE_zgesdd(kRow, jobz, I(m), I(n), a, lda, s, u, ldu, vt, ldvt);
+    return LAPACKE_sgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return LAPACKE_dgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+  } else if constexpr (std::is_same_v<T, c64>) {
+    return LAPACKE_cgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+  } else {
+    return LAPACKE_zgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
   }
 }
 
 template <typename T>
 int Potrf(char uplo, int64_t n, T* a) {
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_spotrf(kRow, uplo, I(n), a, I(Lead(n)));
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dpotrf(kRow, uplo, I(n), a, I(Lead(n)));
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cpotrf(kRow, uplo, I(n), a, I(Lead(n)));
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zpotrf(kRow, uplo, I(n), a, I(Lead(n)));
+  const lapack_int nn = I(n), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_spotrf(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dpotrf(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cpotrf(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zpotrf(kRow, uplo, nn, a, lda);
 }
 
 template <typename T>
 int Gees(char jobvs, int64_t n, T* a, std::complex<Real<T>>* w, T* vs, int32_t* sdim) {
-  const lapack_int lda = I(Lead(n));
-  if constexpr (kIsComplex<T>) {
-    if constexpr (std::is_same_v<T, c64>) {
-      return LAPACKE_cgees(kRow, jobvs, 'N', nullptr, I(n), a, lda, sdim, w, vs, lda);
-    } else {
-      return LAPACKE_zgees(kRow, jobvs, 'N', nullptr, I(n), a, lda, sdim, w, vs, lda);
-    }
+  const lapack_int nn = I(n), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, c64>) {
+    return LAPACKE_cgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, w, vs, lda);
+  } else if constexpr (std::is_same_v<T, c128>) {
+    return LAPACKE_zgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, w, vs, lda);
   } else {
     std::vector<T> wr(std::max<int64_t>(n, 1)), wi(std::max<int64_t>(n, 1));
     int info;
     if constexpr (std::is_same_v<T, float>) {
-      info = LAPACKE_sgees(kRow, jobvs, 'N', nullptr, I(n), a, lda, sdim, wr.data(), wi.data(),
-                           vs, lda);
+      info =
+          LAPACKE_sgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, wr.data(), wi.data(), vs, lda);
     } else {
-      info = LAPACKE_dgees(kRow, jobvs, 'N', nullptr, I(n), a, lda, sdim, wr.data(), wi.data(),
-                           vs, lda);
+      info =
+          LAPACKE_dgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, wr.data(), wi.data(), vs, lda);
     }
     for (int64_t i = 0; i < n; ++i) w[i] = {wr[i], wi[i]};
     return info;
@@ -213,29 +214,29 @@ int Gees(char jobvs, int64_t n, T* a, std::complex<Real<T>>* w, T* vs, int32_t* 
 
 template <typename T>
 int Gehrd(int64_t n, int64_t ilo, int64_t ihi, T* a, T* tau) {
-  const lapack_int lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgehrd(kRow, I(n), I(ilo), I(ihi), a, lda, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgehrd(kRow, I(n), I(ilo), I(ihi), a, lda, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgehrd(kRow, I(n), I(ilo), I(ihi), a, lda, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgehrd(kRow, I(n), I(ilo), I(ihi), a, lda, tau);
+  const lapack_int nn = I(n), lo = I(ilo), hi = I(ihi), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgehrd(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgehrd(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgehrd(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgehrd(kRow, nn, lo, hi, a, lda, tau);
 }
 
 template <typename T>
 int Sytrd(char uplo, int64_t n, T* a, Real<T>* d, Real<T>* e, T* tau) {
-  const lapack_int lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_ssytrd(kRow, uplo, I(n), a, lda, d, e, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dsytrd(kRow, uplo, I(n), a, lda, d, e, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_chetrd(kRow, uplo, I(n), a, lda, d, e, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zhetrd(kRow, uplo, I(n), a, lda, d, e, tau);
+  const lapack_int nn = I(n), lda = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_ssytrd(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dsytrd(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_chetrd(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zhetrd(kRow, uplo, nn, a, lda, d, e, tau);
 }
 
 template <typename T>
 int Gtsv(int64_t n, int64_t nrhs, T* dl, T* d, T* du, T* b) {
-  const lapack_int ldb = I(Lead(nrhs));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgtsv(kRow, I(n), I(nrhs), dl, d, du, b, ldb);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgtsv(kRow, I(n), I(nrhs), dl, d, du, b, ldb);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgtsv(kRow, I(n), I(nrhs), dl, d, du, b, ldb);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgtsv(kRow, I(n), I(nrhs), dl, d, du, b, ldb);
+  const lapack_int nn = I(n), cols = I(nrhs), ldb = I(Lead(nrhs));
+  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgtsv(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgtsv(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgtsv(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgtsv(kRow, nn, cols, dl, d, du, b, ldb);
 }
 
 template <typename T>
@@ -244,17 +245,20 @@ void Trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T a
   if (m == 0 || n == 0) return;
   const CBLAS_SIDE s = side == 'L' ? CblasLeft : CblasRight;
   const CBLAS_UPLO u = uplo == 'L' ? CblasLower : CblasUpper;
-  const CBLAS_TRANSPOSE t = trans == 'T' ? CblasTrans : trans == 'C' ? CblasConjTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE t = trans == 'T'   ? CblasTrans
+                            : trans == 'C' ? CblasConjTrans
+                                           : CblasNoTrans;
   const CBLAS_DIAG g = diag == 'U' ? CblasUnit : CblasNonUnit;
   const int lda = static_cast<int>(side == 'L' ? m : n), ldb = static_cast<int>(n);
   const int mm = static_cast<int>(m), nn = static_cast<int>(n);
-  if constexpr (std::is_same_v<T, float>) cblas_strsm(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
-  if constexpr (std::is_same_v<T, double>) cblas_dtrsm(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
-  if constexpr (std::is_same_v<T, c64>) {
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_strsm(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dtrsm(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
+  } else if constexpr (std::is_same_v<T, c64>) {
     cblas_ctrsm(CblasRowMajor, s, u, t, g, mm, nn, reinterpret_cast<const float*>(&alpha),
                 reinterpret_cast<const float*>(a), lda, reinterpret_cast<float*>(b), ldb);
-  }
-  if constexpr (std::is_same_v<T, c128>) {
+  } else {
     cblas_ztrsm(CblasRowMajor, s, u, t, g, mm, nn, reinterpret_cast<const double*>(&alpha),
                 reinterpret_cast<const double*>(a), lda, reinterpret_cast<double*>(b), ldb);
   }
@@ -311,18 +315,18 @@ int Geev(char jobvl, char jobvr, int64_t n, T* a, std::complex<Real<T>>* w,
   }
 }
 
-#define TPUSIM_LA_INSTANTIATE(T)                                                               \
-  template int Getrf<T>(int64_t, int64_t, T*, int32_t*);                                       \
-  template int Geqrf<T>(int64_t, int64_t, T*, T*);                                             \
-  template int Orgqr<T>(int64_t, int64_t, int64_t, T*, const T*);                              \
-  template int Syevd<T>(char, char, int64_t, T*, Real<T>*);                                    \
-  template int Gesdd<T>(char, int64_t, int64_t, T*, Real<T>*, T*, int64_t, T*);                \
-  template int Potrf<T>(char, int64_t, T*);                                                    \
-  template int Gees<T>(char, int64_t, T*, std::complex<Real<T>>*, T*, int32_t*);               \
-  template int Gehrd<T>(int64_t, int64_t, int64_t, T*, T*);                                    \
-  template int Sytrd<T>(char, int64_t, T*, Real<T>*, Real<T>*, T*);                            \
-  template int Gtsv<T>(int64_t, int64_t, T*, T*, T*, T*);                                      \
-  template void Trsm<T>(char, char, char, char, int64_t, int64_t, T, const T*, T*);            \
+#define TPUSIM_LA_INSTANTIATE(T)                                                                \
+  template int Getrf<T>(int64_t, int64_t, T*, int32_t*);                                        \
+  template int Geqrf<T>(int64_t, int64_t, T*, T*);                                              \
+  template int Orgqr<T>(int64_t, int64_t, int64_t, T*, const T*);                               \
+  template int Syevd<T>(char, char, int64_t, T*, Real<T>*);                                     \
+  template int Gesdd<T>(char, int64_t, int64_t, T*, Real<T>*, T*, int64_t, T*);                 \
+  template int Potrf<T>(char, int64_t, T*);                                                     \
+  template int Gees<T>(char, int64_t, T*, std::complex<Real<T>>*, T*, int32_t*);                \
+  template int Gehrd<T>(int64_t, int64_t, int64_t, T*, T*);                                     \
+  template int Sytrd<T>(char, int64_t, T*, Real<T>*, Real<T>*, T*);                             \
+  template int Gtsv<T>(int64_t, int64_t, T*, T*, T*, T*);                                       \
+  template void Trsm<T>(char, char, char, char, int64_t, int64_t, T, const T*, T*);             \
   template int Geev<T>(char, char, int64_t, T*, std::complex<Real<T>>*, std::complex<Real<T>>*, \
                        std::complex<Real<T>>*);
 TPUSIM_LA_INSTANTIATE(float)

@@ -19,14 +19,14 @@
 namespace tpusim::ops::testing {
 
 template <typename T>
-constexpr ir::ElementType kElementOf = std::is_same_v<T, float>    ? ir::ElementType::kF32
-                                       : std::is_same_v<T, double> ? ir::ElementType::kF64
-                                       : std::is_same_v<T, std::complex<float>>
-                                           ? ir::ElementType::kC64
-                                           : ir::ElementType::kC128;
+constexpr ir::ElementType kElementOf =
+    std::is_same_v<T, float>                 ? ir::ElementType::kF32
+    : std::is_same_v<T, double>              ? ir::ElementType::kF64
+    : std::is_same_v<T, std::complex<float>> ? ir::ElementType::kC64
+                                             : ir::ElementType::kC128;
 template <typename T>
-constexpr char kLetter = std::is_same_v<T, float>    ? 's'
-                         : std::is_same_v<T, double> ? 'd'
+constexpr char kLetter = std::is_same_v<T, float>                 ? 's'
+                         : std::is_same_v<T, double>              ? 'd'
                          : std::is_same_v<T, std::complex<float>> ? 'c'
                                                                   : 'z';
 
@@ -190,9 +190,9 @@ inline std::string CallProgram(const std::string& target, const std::string& att
   for (size_t i = 0; i < results.size(); ++i) {
     rets += (i ? ", " : "") + ("%r#" + std::to_string(i));
   }
-  return "func.func @main(" + args + ") -> (" + TypeList(results) + ") {\n  %r:" +
-         std::to_string(results.size()) + " = stablehlo.custom_call @" + target + "(" + uses +
-         ") {" + attrs + "} : (" + TypeList(operands) + ") -> (" + TypeList(results) +
+  return "func.func @main(" + args + ") -> (" + TypeList(results) +
+         ") {\n  %r:" + std::to_string(results.size()) + " = stablehlo.custom_call @" + target +
+         "(" + uses + ") {" + attrs + "} : (" + TypeList(operands) + ") -> (" + TypeList(results) +
          ")\n  return " + rets + " : " + TypeList(results) + "\n}\n";
 }
 

@@ -49,8 +49,8 @@ Status ExpectResults(const ir::Operation& op, const std::vector<ir::Type>& expec
   std::string want, have;
   for (const ir::Type& t : expected) want += (want.empty() ? "" : ", ") + t.ToString();
   for (const ir::Type& t : got) have += (have.empty() ? "" : ", ") + t.ToString();
-  return InvalidArgument("gives results (" + want + ") (or one tuple of them) for these operands, got (" +
-                         have + ")");
+  return InvalidArgument("gives results (" + want +
+                         ") (or one tuple of them) for these operands, got (" + have + ")");
 }
 
 // Allocates the flat results.
@@ -80,9 +80,7 @@ Work PricedAs(Work w, std::string what) {
   return w;
 }
 
-Batch OperandBatch(const ir::Operation& op) {
-  return la::SplitBatch(op.operand(0).type().shape());
-}
+Batch OperandBatch(const ir::Operation& op) { return la::SplitBatch(op.operand(0).type().shape()); }
 
 // Verifying and pricing read the operands before they are checked.
 bool HasMatrixOperand(const ir::Operation& op) {
@@ -96,7 +94,8 @@ Status VerifyQr(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, 1));
   const ir::Type& a = op.operand(0).type();
   const Batch b = OperandBatch(op);
-  return ExpectResults(op, {a, TensorOf(a.element(), Reshape(a.shape(), 2, {std::min(b.rows, b.cols)}))});
+  return ExpectResults(
+      op, {a, TensorOf(a.element(), Reshape(a.shape(), 2, {std::min(b.rows, b.cols)}))});
 }
 
 StatusOr<std::vector<Tensor>> EvalQr(EvalContext&, const ir::Operation& op,
@@ -135,8 +134,10 @@ Status VerifyHouseholderProduct(const ir::Operation& op) {
   const Batch b = OperandBatch(op);
   const int64_t k = taus.rank() >= 1 ? taus.shape().back() : -1;
   if (taus != TensorOf(a.element(), Reshape(a.shape(), 2, {k})) || b.rows < b.cols || k > b.cols) {
-    return InvalidArgument("takes a [..., m, n] and taus [..., k] of one element type with m >= n "
-                           ">= k, got " + a.ToString() + " and " + taus.ToString());
+    return InvalidArgument(
+        "takes a [..., m, n] and taus [..., k] of one element type with m >= n "
+        ">= k, got " +
+        a.ToString() + " and " + taus.ToString());
   }
   return ExpectResults(op, {a});
 }
@@ -218,15 +219,14 @@ Work LuWork(const ir::Operation& op) {
   if (!HasMatrixOperand(op)) return ReadsAndWrites(op);
   const Batch b = OperandBatch(op);
   const double m = b.rows, n = b.cols, k = std::min(m, n);
-  Work w = la::FactorizationWork(op, b.batch, 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3, k);
+  Work w =
+      la::FactorizationWork(op, b.batch, 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3, k);
   w.AddVector(VectorClass::kAlu, b.batch * b.rows);
   return PricedAs(std::move(w), "LU with partial pivoting (getrf)");
 }
 
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "LuDecomposition",
-                             .verify = VerifyLu,
-                             .eval = EvalLu,
-                             .work = LuWork});
+TPUSIM_REGISTER_CUSTOM_CALL(
+    {.target = "LuDecomposition", .verify = VerifyLu, .eval = EvalLu, .work = LuWork});
 
 // ------------------------------------------------------------ Eigh
 
@@ -275,7 +275,8 @@ Status VerifyEigh(const ir::Operation& op) {
   const ir::Type& a = op.operand(0).type();
   const Batch b = OperandBatch(op);
   if (b.rows != b.cols) return InvalidArgument("needs square matrices, got " + a.ToString());
-  const ElementType real = ir::IsComplex(a.element()) ? ir::ComplexPartType(a.element()) : a.element();
+  const ElementType real =
+      ir::IsComplex(a.element()) ? ir::ComplexPartType(a.element()) : a.element();
   return ExpectResults(op, {a, TensorOf(real, Reshape(a.shape(), 2, {b.cols}))});
 }
 
@@ -321,7 +322,8 @@ Work EighWork(const ir::Operation& op) {
                   "Jacobi eigensolver (" + std::to_string(static_cast<int>(sweeps)) + " sweeps)");
 }
 
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "Eigh", .verify = VerifyEigh, .eval = EvalEigh, .work = EighWork});
+TPUSIM_REGISTER_CUSTOM_CALL(
+    {.target = "Eigh", .verify = VerifyEigh, .eval = EvalEigh, .work = EighWork});
 
 }  // namespace
 }  // namespace tpusim::ops

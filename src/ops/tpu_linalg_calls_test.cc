@@ -27,10 +27,11 @@ TYPED_TEST(TpuLinalgCallsTest, QrAndHouseholderProductGiveQ) {
   using T = TypeParam;
   const int64_t m = 5, n = 3;
   for (const Mat<T>& a : {Random<T>(m, n, 1), Graded<T>(m, n, 2)}) {
-    auto qr = RunCall("Qr", "api_version = 1 : i32", {ToTensor(a)}, {this->Of({m, n}), this->Of({n})});
+    auto qr =
+        RunCall("Qr", "api_version = 1 : i32", {ToTensor(a)}, {this->Of({m, n}), this->Of({n})});
     ASSERT_EQ(qr.size(), 2u);
-    auto q = RunCall("ProductOfElementaryHouseholderReflectors", "", {qr[0], qr[1]},
-                     {this->Of({m, n})});
+    auto q =
+        RunCall("ProductOfElementaryHouseholderReflectors", "", {qr[0], qr[1]}, {this->Of({m, n})});
     ASSERT_EQ(q.size(), 1u);
     Mat<T> qm = ToMat<T>(q[0], m, n);
     Mat<T> r = Upper(ToMat<T>(qr[0], m, n).Block(0, n, 0, n));
@@ -84,8 +85,7 @@ TYPED_TEST(TpuLinalgCallsTest, EighGivesSortedEigenpairs) {
       }
       auto r = RunCall("Eigh",
                        std::string("backend_config = \"") + (lower ? "1" : "0") + ",1,100,1e-6\"",
-                       {ToTensor(one_triangle)},
-                       {this->Of({n, n}), TypeOf(kElementOf<R>, {n})});
+                       {ToTensor(one_triangle)}, {this->Of({n, n}), TypeOf(kElementOf<R>, {n})});
       ASSERT_EQ(r.size(), 2u);
       Mat<T> v = ToMat<T>(r[0], n, n);
       std::vector<R> w = Read<R>(r[1]);
@@ -104,7 +104,8 @@ TYPED_TEST(TpuLinalgCallsTest, EighGivesSortedEigenpairs) {
 // [.5,.5,0]], pivots [2,2,2] and permutation [2,0,1], here in the old tuple
 // form.
 TEST(TpuLinalgCallsFormTest, TupleResultsAsOlderExportsWrite) {
-  const std::string text = R"(func.func @main(%a: tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xi32>, tensor<3xi32>) {
+  const std::string text =
+      R"(func.func @main(%a: tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xi32>, tensor<3xi32>) {
   %0 = stablehlo.custom_call @LuDecomposition(%a) : (tensor<3x3xf32>) -> tuple<tensor<3x3xf32>, tensor<3xi32>, tensor<3xi32>>
   %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<3x3xf32>, tensor<3xi32>, tensor<3xi32>>) -> tensor<3x3xf32>
   %2 = stablehlo.get_tuple_element %0[1] : (tuple<tensor<3x3xf32>, tensor<3xi32>, tensor<3xi32>>) -> tensor<3xi32>
