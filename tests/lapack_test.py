@@ -7,6 +7,7 @@ routine; one program with the TPU targets is checked against numpy.
 Usage: /usr/bin/python3 lapack_test.py TPUSIM_BINARY
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,8 @@ def layout(rank, matrix):
     """JAX's layouts: column-major matrices, batch dims major."""
     if rank == 0:
         return "dense<> : tensor<0xindex>"
+    if rank == 1:
+        return "dense<0> : tensor<1xindex>"  # MLIR prints one element as a splat
     dims = ([rank - 2, rank - 1] + list(range(rank - 3, -1, -1))) if matrix else \
         list(range(rank - 1, -1, -1))
     return f"dense<[{', '.join(map(str, dims))}]> : tensor<{rank}xindex>"
@@ -359,8 +362,11 @@ def main():
         FAILURES.append(f"test_tpu_targets: {e}")
     for f in FAILURES:
         print("FAIL:", f)
-    print(f"lapack_test: {len(FAILURES)} failure(s); work in {WORK}")
-    sys.exit(1 if FAILURES else 0)
+    if FAILURES:
+        print(f"lapack_test: {len(FAILURES)} failure(s); programs and results in {WORK}")
+        sys.exit(1)
+    shutil.rmtree(WORK)
+    print("lapack_test: all passed")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
 #include <numeric>
 
 #include "ops/lapack_test_util.h"
+#include "tpusim/hw/chip.h"
 #include "tpusim/ops/custom_call.h"
+#include "tpusim/timing/timing.h"
 
 namespace tpusim::ops::testing {
 namespace {
@@ -151,6 +153,22 @@ TEST(TpuLinalgCallsFormTest, EighIsPricedAsJacobiSweeps) {
   Work w = CustomCallRegistry::Lookup("Eigh")->work(op);
   EXPECT_EQ(w.flops, 4 * 9 * 8 * 8 * 8);  // 1 + log2(8) sweeps of 9 n^3
   EXPECT_NE(w.priced_as.find("Jacobi"), std::string::npos);
+}
+
+// The report says how the call was priced, and that it has values.
+TEST(TpuLinalgCallsFormTest, TimingNotesThePricing) {
+  auto module = frontend::ParseStableHlo(
+      CallProgram("Qr", "", {TypeOf(ElementType::kF32, {6, 4})},
+                  {TypeOf(ElementType::kF32, {6, 4}), TypeOf(ElementType::kF32, {4})}),
+      "test.mlir");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto t = timing::TimeStatically(**module, "main", *hw::FindPreset("v5e"), {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->notes().size(), 1u);
+  // 2 m n^2 - 2/3 n^3 = 192 - 42.67
+  EXPECT_EQ(t->notes()[0],
+            "custom-call 'Qr' at test.mlir:2:3 priced as Householder QR (geqrf) from its "
+            "shapes: 149 FLOP");
 }
 
 }  // namespace
