@@ -12,6 +12,7 @@
 // Each is priced by its routine's standard flop count on the vector units
 // (lapack_glue.h, FactorizationWork), the formula beside it.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -35,21 +36,59 @@ constexpr ElementType kI32 = ElementType::kSI32;
 
 // ------------------------------------------------------------ attributes
 
+// The integer `key` of an attribute dictionary in text, `{uplo = 76 : ui8,
+// ...}`, as XLA's HLO text writes a typed FFI call's backend_config; null
+// when absent, an error when the text is no such dictionary.
+StatusOr<ir::Attribute> FromConfigText(std::string_view text, std::string_view key) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+    return v;
+  };
+  text = trim(text);
+  if (text.empty()) return ir::Attribute();
+  if (text.front() != '{' || text.back() != '}') {
+    return InvalidArgument("backend_config \"" + std::string(text) +
+                           "\" is not an attribute dictionary");
+  }
+  text = text.substr(1, text.size() - 2);
+  while (!trim(text).empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view entry = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t eq = entry.find('=');
+    const std::string_view name = trim(entry.substr(0, eq));
+    if (eq == std::string_view::npos || name != key) continue;
+    const std::string value(trim(entry.substr(eq + 1, entry.find(':') - eq - 1)));
+    char* end = nullptr;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0') {
+      return InvalidArgument("backend_config entry '" + std::string(trim(entry)) +
+                             "' is not an integer");
+    }
+    return ir::Attribute::Int(v);
+  }
+  return ir::Attribute();
+}
+
 // An attribute of the target: in mhlo.backend_config (or a dictionary
-// backend_config) as JAX writes them.
-ir::Attribute ConfigAttr(const ir::Operation& op, std::string_view key) {
+// backend_config) as JAX writes them, or in a backend_config string as HLO
+// text has it.
+StatusOr<ir::Attribute> ConfigAttr(const ir::Operation& op, std::string_view key) {
   for (const char* dict : {"mhlo.backend_config", "backend_config"}) {
     ir::Attribute d = op.attr(dict);
     if (d.kind() == ir::Attribute::Kind::kDict && d.Get(key)) return d.Get(key);
   }
-  return {};
+  ir::Attribute text = op.attr("backend_config");
+  if (text.kind() == ir::Attribute::Kind::kString) return FromConfigText(text.str(), key);
+  return ir::Attribute();
 }
 
 // The ui8 character attribute `key`, which must be one of `allowed`;
 // `fallback` when absent.
 StatusOr<char> CharAttr(const ir::Operation& op, std::string_view key, std::string_view allowed,
                         char fallback) {
-  ir::Attribute a = ConfigAttr(op, key);
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute a, ConfigAttr(op, key));
   if (!a) return fallback;
   if (a.kind() == ir::Attribute::Kind::kInt) {
     const int64_t v = a.int_value();
@@ -72,8 +111,8 @@ char CharOr(const ir::Operation& op, std::string_view key, std::string_view allo
 }
 
 int64_t IntAttr(const ir::Operation& op, std::string_view key, int64_t fallback) {
-  ir::Attribute a = ConfigAttr(op, key);
-  return a.kind() == ir::Attribute::Kind::kInt ? a.int_value() : fallback;
+  StatusOr<ir::Attribute> a = ConfigAttr(op, key);
+  return a.ok() && a->kind() == ir::Attribute::Kind::kInt ? a->int_value() : fallback;
 }
 
 // ------------------------------------------------------------ framework
@@ -508,6 +547,8 @@ Work GeesWork(const ir::Operation& op) {
 
 StatusOr<Signature> GehrdSignature(const ir::Operation& op) {
   const int64_t n = MatrixBatch(op).cols;
+  TPUSIM_RETURN_IF_ERROR(ConfigAttr(op, "low").status());
+  TPUSIM_RETURN_IF_ERROR(ConfigAttr(op, "high").status());
   const int64_t low = IntAttr(op, "low", 1), high = IntAttr(op, "high", n);
   if (n < 1 || low < 1 || high > n || low > high) {
     return InvalidArgument("needs 1 <= low <= high <= n, got low " + std::to_string(low) +

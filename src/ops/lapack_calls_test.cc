@@ -430,6 +430,24 @@ TEST(LapackCallsErrorsTest, WrongOperandsAndAttributesNameTheTarget) {
   EXPECT_NE(s.ToString().find("complex<f64>"), std::string::npos) << s.ToString();
 }
 
+// XLA's HLO text keeps a typed FFI call's attributes as a backend_config
+// string holding the dictionary.
+TEST(LapackCallsErrorsTest, ConfigAsDictionaryText) {
+  Mat<double> a = Hermitian<double>(3, 4, false);
+  auto r = RunCall("lapack_dpotrf_ffi", "backend_config = \"{uplo = 85 : ui8}\"", {ToTensor(a)},
+                   {TypeOf(ElementType::kF64, {3, 3}), TypeOf(ElementType::kSI32, {})});
+  ASSERT_EQ(r.size(), 2u);
+  Mat<double> u = Upper(ToMat<double>(r[0], 3, 3));
+  ExpectClose(u.H() * u, a, a.Norm(), "U^H U = A from the upper triangle");
+  EXPECT_EQ(ToMat<double>(r[0], 3, 3)(1, 0), a(1, 0));  // the lower one untouched
+
+  Status s = VerifyMlir(CallProgram(
+      "lapack_dpotrf_ffi", "backend_config = \"uplo=U\"", {TypeOf(ElementType::kF64, {3, 3})},
+      {TypeOf(ElementType::kF64, {3, 3}), TypeOf(ElementType::kSI32, {})}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("not an attribute dictionary"), std::string::npos) << s.ToString();
+}
+
 TEST(LapackCallsErrorsTest, NanInputsFlowThrough) {
   Mat<float> a(2, 2);
   a.v = {std::nanf(""), 1, 2, 3};
