@@ -72,6 +72,28 @@ TYPED_TEST(TpuLinalgCallsTest, LuDecompositionGivesPermutedLu) {
   }
 }
 
+TYPED_TEST(TpuLinalgCallsTest, BatchedLuKeepsEachMatrixsPivots) {
+  using T = TypeParam;
+  const int64_t n = 3;
+  Mat<T> a0 = Random<T>(n, n, 5), a1 = Random<T>(n, n, 6), both(2 * n, n);
+  std::copy(a0.v.begin(), a0.v.end(), both.v.begin());
+  std::copy(a1.v.begin(), a1.v.end(), both.v.begin() + n * n);
+  auto r = RunCall("LuDecomposition", "", {ToTensor(both, {2, n, n})},
+                   {this->Of({2, n, n}), this->I32({2, n}), this->I32({2, n})});
+  ASSERT_EQ(r.size(), 3u);
+  std::vector<int32_t> perm = Read<int32_t>(r[2]);
+  for (int64_t b = 0; b < 2; ++b) {
+    const Mat<T>& a = b == 0 ? a0 : a1;
+    Mat<T> lu = ToMat<T>(r[0], n, n, b * n * n);
+    Mat<T> l = Upper(lu.H(), 1).H(), pa(n, n);
+    for (int64_t i = 0; i < n; ++i) {
+      l(i, i) = T(1);
+      for (int64_t j = 0; j < n; ++j) pa(i, j) = a(perm[b * n + i], j);
+    }
+    ExpectClose(l * Upper(lu), pa, a.Norm(), "batch element");
+  }
+}
+
 TYPED_TEST(TpuLinalgCallsTest, EighGivesSortedEigenpairs) {
   using T = TypeParam;
   using R = la::Real<T>;
