@@ -78,13 +78,14 @@ T* Data(Tensor& t) {
   return reinterpret_cast<T*>(t.mutable_raw());
 }
 
-// Work of a dense factorization priced on the TPU's vector units (LAPACK's
-// panel updates are rank-1 and rank-k updates that XLA's TPU expansions run
-// as VPU loops for these sizes; the MXU is not counted): `real_flops` per
-// matrix of a real type, 4x that for complex (a complex multiply-add is four
-// real ones), half multiplies and half adds; `divides` per matrix on top
-// (pivot reciprocals, square roots); plus the op's operand and result
-// traffic.
+// Work of a dense factorization, priced on the TPU's vector units: these
+// routines are chains of pivoting, rank-1 and narrow rank-k updates, which
+// the VPU runs; the MXU is not counted (a blocked implementation at large n
+// would move part of the flops there, so large matrices are priced high).
+// `real_flops` per matrix of a real type, 4x that for complex (a complex
+// multiply-add is four real ones), half multiplies and half adds;
+// `divides` per matrix on top (pivot reciprocals, square roots); plus the
+// op's operand and result traffic.
 Work FactorizationWork(const ir::Operation& op, int64_t batch, double real_flops, double divides);
 
 // ---- LAPACKE routines on one row-major matrix (lapack_glue.cc) ----

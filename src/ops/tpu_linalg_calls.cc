@@ -41,8 +41,7 @@ std::vector<ir::Type> FlatResultTypes(const ir::Operation& op) {
   return v;
 }
 
-// Checks the operands (`count`, the first a batch of matrices) and that
-// the results are `expected`, flat or as one tuple.
+// Checks that the results are `expected`, flat or as one tuple.
 Status ExpectResults(const ir::Operation& op, const std::vector<ir::Type>& expected) {
   std::vector<ir::Type> got = FlatResultTypes(op);
   if (got == expected) return Status::Ok();
@@ -82,7 +81,8 @@ Work PricedAs(Work w, std::string what) {
 
 Batch OperandBatch(const ir::Operation& op) { return la::SplitBatch(op.operand(0).type().shape()); }
 
-// Verifying and pricing read the operands before they are checked.
+// Whether pricing, which may see a call its shape rule rejects, can read
+// the matrix shape.
 bool HasMatrixOperand(const ir::Operation& op) {
   return op.num_operands() >= 1 && op.operand(0).type().is_tensor() &&
          op.operand(0).type().rank() >= 2;
