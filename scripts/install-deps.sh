@@ -10,10 +10,12 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libssl-dev
   libopenmpi-dev openmpi-bin   # mpirun -np K tpusim run: a slice over K processes
   libgtest-dev libgmock-dev libbenchmark-dev
+  pkgconf liblapacke-dev libopenblas-dev   # the LAPACK custom calls (LAPACKE, CBLAS)
   clang libclang-rt-dev   # libFuzzer and sanitizer runtimes
   python3-numpy           # test oracle for .npy files
   pybind11-dev python3-dev   # the Python module (import tpusim)
   libfftw3-dev            # stablehlo.fft (GPL-2+)
+  python3-scipy           # test oracle for the LAPACK custom calls (tests/lapack_test.py)
 )
 
 missing=()

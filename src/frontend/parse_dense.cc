@@ -315,7 +315,7 @@ StatusOr<ir::Attribute> Parser::ParseDenseBodyThenType() {
   }
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>' closing dense<"));
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' and the type of the dense literal"));
-  TPUSIM_ASSIGN_OR_RETURN(ir::Type type, ParseType());
+  TPUSIM_ASSIGN_OR_RETURN(ir::Type type, ParseAttributeType());
   return Encode(*this, lit, type);
 }
 

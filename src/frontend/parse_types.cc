@@ -46,6 +46,10 @@ StatusOr<ir::ElementType> Parser::ParseElementType() {
     return Error("unknown element type '" + std::string(tok_.text) + "'");
   }
   if (!tok_.is(TokenKind::kBareId)) return Error("expected an element type");
+  if (index_as_i64_ && tok_.text == "index") {
+    Advance();
+    return ir::ElementType::kSI64;
+  }
   std::optional<ir::ElementType> t = ir::ParseElementType(tok_.text);
   if (!t) {
     if (IsOtherBuiltinType(tok_.text)) {
@@ -167,6 +171,14 @@ StatusOr<ir::Type> Parser::ParseType() {
     return UnimplementedAt(offset, std::string(tok_.text) + " types are unsupported");
   }
   return Error("expected a type");
+}
+
+StatusOr<ir::Type> Parser::ParseAttributeType() {
+  const bool outer = index_as_i64_;
+  index_as_i64_ = true;
+  StatusOr<ir::Type> t = ParseType();
+  index_as_i64_ = outer;
+  return t;
 }
 
 Status Parser::ParseTypeList(std::vector<ir::Type>* types) {

@@ -95,6 +95,11 @@ class Parser {
   // ---- types (parse_types.cc) ----
   StatusOr<ir::Type> ParseType();
   StatusOr<ir::ElementType> ParseElementType();
+  // The type of a dense attribute: as ParseType, but MLIR's `index` element
+  // type (operand_layouts = [dense<[1, 0]> : tensor<2xindex>]) is read as
+  // i64, the width tpusim gives index values; programs' own values may not
+  // be index-typed.
+  StatusOr<ir::Type> ParseAttributeType();
   // `(a, b) -> c`, `(a) -> (b, c)`, `() -> ()`.
   Status ParseFunctionType(std::vector<ir::Type>* inputs, std::vector<ir::Type>* results);
   // A parenthesized or single result type list after `->`.
@@ -173,6 +178,7 @@ class Parser {
   Lexer lexer_;
   Token tok_;
   int depth_ = 0;
+  bool index_as_i64_ = false;  // inside ParseAttributeType
   mutable size_t line_cache_offset_ = 0;  // LocationAt's resume point
   mutable int line_cache_line_ = 1;
   mutable size_t line_cache_start_ = 0;

@@ -328,5 +328,30 @@ TEST(ModuleTest, OpShardingRulesRoundTrip) {
   }
 }
 
+// JAX's CPU exports state custom call layouts as index tensors; they parse as
+// i64, while values typed index stay unsupported.
+TEST(ModuleTest, IndexTypedAttributesAreI64) {
+  auto m = MustParse(R"(func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+      %0 = stablehlo.custom_call @foo(%a) {api_version = 4 : i32, mhlo.backend_config = {uplo = 76 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[]> : tensor<0xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      return %0 : tensor<2x3xf32>
+    })");
+  ASSERT_TRUE(m);
+  ir::Attribute layouts = FirstOp(*m)->attr("operand_layouts");
+  ASSERT_EQ(layouts.kind(), ir::Attribute::Kind::kArray);
+  ASSERT_EQ(layouts.array().size(), 1u);
+  EXPECT_EQ(layouts.array()[0].type().element(), ir::ElementType::kSI64);
+  EXPECT_EQ(layouts.array()[0].AsInts(), (std::vector<int64_t>{0, 1}));
+  ir::Attribute empty = FirstOp(*m)->attr("result_layouts").array().at(0);
+  EXPECT_EQ(empty.type().num_elements(), 0);
+  EXPECT_EQ(FirstOp(*m)->attr("mhlo.backend_config").Get("uplo").int_value(), 'L');
+
+  auto value = ParseStableHlo(
+      "func.func @f(%a: tensor<2xindex>) -> tensor<2xindex> {\n  return %a : tensor<2xindex>\n}\n",
+      "test.mlir");
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().ToString().find("'index' is unsupported"), std::string::npos)
+      << value.status().ToString();
+}
+
 }  // namespace
 }  // namespace tpusim::frontend

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tpusim/ops/custom_call.h"
 #include "tpusim/ops/op_def.h"
 
 namespace tpusim::timing {
@@ -67,14 +68,17 @@ void NoteCustomCall(const ir::Operation& op, Timeline* timeline) {
   ops::Work work = def->work(op);
   if (work.free) return;  // a partitioner's marker, not foreign code
   const std::string at = prefix + "at " + op.loc().ToString();
+  // Targets tpusim evaluates (LAPACK's, ...) have values; others only a time.
+  const ops::CustomCallDef* known = ops::CustomCallRegistry::Lookup(target.str());
+  const std::string values = known != nullptr && known->eval ? "" : "; it has no values";
   if (!work.priced_as.empty()) {
     timeline->AddNote(at + " priced as " + work.priced_as + " from its shapes: " +
-                      std::to_string(work.flops) + " FLOP; it has no values");
+                      std::to_string(work.flops) + " FLOP" + values);
     return;
   }
   timeline->AddNote(at + " timed from its shapes (reads " + std::to_string(work.bytes_read()) +
                     " bytes, writes " + std::to_string(work.bytes_written()) +
-                    " bytes); it has no values");
+                    " bytes)" + values);
 }
 
 }  // namespace
