@@ -127,24 +127,23 @@ class RunTest(unittest.TestCase):
 
 class ErrorTest(unittest.TestCase):
 
-    def cli_error(self, text):
+    def test_parse_error_has_the_clis_message(self):
+        bad = "module {\n  func.func @main() {\n    %0 = stablehlo.bogus : tensor<f32>\n"
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "bad.mlir")
             with open(path, "w") as f:
-                f.write(text)
+                f.write(bad)
             r = subprocess.run([TPUSIM, "run", path, "--timing-only", "--no-cache"],
                                capture_output=True, text=True)
             self.assertNotEqual(r.returncode, 0)
-            return path, r.stderr.strip().removeprefix("tpusim: ")
-
-    def test_parse_error_has_the_clis_message(self):
-        bad = "module {\n  func.func @main() {\n    %0 = stablehlo.bogus : tensor<f32>\n"
-        path, message = self.cli_error(bad)
-        with self.assertRaises(tpusim.Error) as e:
-            tpusim.time(path)
-        self.assertEqual(str(e.exception), message)
-        self.assertRegex(message, r"bad\.mlir:\d+:\d+")
+            with self.assertRaises(tpusim.Error) as e:
+                tpusim.time(path)
+        message = str(e.exception)
+        self.assertEqual("tpusim: " + message, r.stderr.strip())
+        self.assertRegex(message, r"^.*bad\.mlir:3:\d+: ")
         self.assertIsInstance(e.exception, RuntimeError)
+        with self.assertRaisesRegex(tpusim.Error, r"^<program>:3:\d+: "):
+            tpusim.time(bad)
 
     def test_wrong_arguments(self):
         with self.assertRaisesRegex(tpusim.Error, "takes 2 arguments, given 1"):

@@ -28,7 +28,7 @@ class Error : public std::runtime_error {
 template <typename T>
 T ValueOr(StatusOr<T> v) {
   if (!v.ok()) throw Error(v.status().message());
-  return *std::move(v);
+  return std::move(*v);
 }
 
 StatusOr<ops::EvalOptions> EvalOptionsOf(const std::string& numerics,
