@@ -6,8 +6,9 @@
 //       kernel_name = "my_kernel"}
 // tpusim cannot run Mosaic bytecode: running one is kUnimplemented naming
 // the kernel. Timing prices the kernel's own cost_estimate (what pl.pallas_call
-// was given or inferred): its FLOPs on the MXU at the chip's bf16 rate, its
-// transcendentals on the vector unit, its bytes on HBM. Without one, timing
+// was given or inferred): its FLOPs as bf16 MXU products of 256-wide tiles
+// (close to the chip's peak once there are many), its transcendentals on
+// the vector unit, its bytes on HBM. Without one, timing
 // fails rather than guess. GPU kernels (Mosaic GPU, Triton) are refused.
 #include <nlohmann/json.hpp>
 
@@ -105,7 +106,7 @@ Work TpuCustomCallWork(const ir::Operation& op) {
   w.flops = cost->flops;
   if (cost->flops > 0) {
     // FLOPs as bf16 products of whole MXU tiles (256 is a multiple of every
-    // generation's array side), so that they run at the chip's peak rate.
+    // generation's array side), so that many run near the chip's peak.
     constexpr int64_t kSide = 256;
     const int64_t rows =
         std::max<int64_t>(1, (cost->flops + 2 * kSide * kSide - 1) / (2 * kSide * kSide));

@@ -33,6 +33,12 @@ constexpr const char* kWithCost =
 constexpr const char* kNoCost =
     R"(backend_config = "{\22custom_call_config\22: {\22body\22: \22TUzvUgFNTElSMjEuMC4w\22}}", kernel_name = "my_kernel")";
 
+// Runs @main of `text` on a 256x256 array of ones.
+StatusOr<std::vector<Tensor>> RunOnOnes(const std::string& text) {
+  const ir::Type t = ir::Type::Tensor(ir::ElementType::kF32, {256, 256});
+  return RunMlir(text, {testing::Make<float>(t, std::vector<float>(256 * 256, 1.0f))});
+}
+
 StatusOr<timing::Timeline> TimeIt(const std::string& text) {
   auto module = frontend::ParseStableHlo(text, "k.mlir");
   if (!module.ok()) return module.status();
@@ -42,7 +48,7 @@ StatusOr<timing::Timeline> TimeIt(const std::string& text) {
 }
 
 TEST(PallasKernel, RunningOneNamesTheKernel) {
-  auto r = RunMlir(Kernel("tpu_custom_call", kWithCost));
+  auto r = RunOnOnes(Kernel("tpu_custom_call", kWithCost));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(r.status().ToString().find("Pallas TPU kernel 'matmul_kernel'"), std::string::npos)
@@ -79,7 +85,7 @@ TEST(PallasKernel, WithoutACostEstimateTimingFails) {
 TEST(PallasKernel, GpuKernelsAreRefused) {
   for (const char* target : {"mosaic_gpu", "__gpu$xla.gpu.triton"}) {
     const std::string text = Kernel(target, "kernel_name = \"k\"");
-    auto r = RunMlir(text);
+    auto r = RunOnOnes(text);
     ASSERT_FALSE(r.ok()) << target;
     EXPECT_NE(r.status().ToString().find("a GPU kernel"), std::string::npos)
         << r.status().ToString();

@@ -8,7 +8,7 @@
 // among the 4 devices of each "model" column.
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22data\22=4, \22model\22=2]>}"}, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["data"=4, "model"=2]>
-  func.func public @main(%arg0: tensor<16x16xf32> {mhlo.layout_mode = "default", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>}, %arg1: tensor<16xf32> {mhlo.layout_mode = "default", sdy.sharding = #sdy.sharding<@mesh, [{"model"}]>}) -> (tensor<16x16xf32> {jax.result_info = "result", mhlo.layout_mode = "default", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>}) {
+  func.func public @main(%arg0: tensor<16x16xf32> {mhlo.layout_mode = "default", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>}, %arg1: tensor<16xf32> {jax.buffer_donor = true, mhlo.layout_mode = "default", sdy.sharding = #sdy.sharding<@mesh, [{"model"}]>}) -> (tensor<16x16xf32> {jax.result_info = "result", mhlo.layout_mode = "default", sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>}) {
     %0 = sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{"data"}, {"model"}]>, <@mesh, [{"model"}]>] out_shardings=[<@mesh, [{"data"}, {"model"}]>] manual_axes={"data", "model"} (%arg2: tensor<4x8xf32>, %arg3: tensor<8xf32>) {
       %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
       %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
