@@ -366,7 +366,7 @@ StatusOr<HloSharding> SdyShardingToHlo(const Module& module, const Attribute& sh
         const SplitMesh::Piece& piece = split.pieces[p];
         if (piece.axis != a || piece.pre < pre || piece.pre * piece.size > pre * size) continue;
         if (used[p]) {
-          return InvalidArgument("sdy.sharding uses axis " + axis.ToString() + " twice");
+          return InvalidArgument("sdy.sharding: axis " + axis.ToString() + " is used twice");
         }
         used[p] = true;
         perm.push_back(static_cast<int64_t>(p));
