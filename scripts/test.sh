@@ -19,7 +19,7 @@ corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 mkdir "$corpus/mlir" "$corpus/hlo" "$corpus/model" "$corpus/prices"
 build-fuzz/fuzz/parse_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
-  "$corpus/mlir" examples ../shared/conformance/stablehlo/interpret 2>&1 | tail -n 3
+  "$corpus/mlir" examples tests/jax_exports ../shared/conformance/stablehlo/interpret 2>&1 | tail -n 3
 build-fuzz/fuzz/hlo_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/hlo" examples tests/hlo 2>&1 | tail -n 3
 build-fuzz/fuzz/model_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \

@@ -1,5 +1,5 @@
 // Attributes: builtin literals, dictionaries, arrays, dense arrays, the
-// #stablehlo / #chlo enums and structs, #sdy.sharding, and aliases.
+// #stablehlo / #chlo enums and structs, and aliases (Shardy's: parse_sdy.cc).
 #include <charconv>
 #include <cstring>
 
@@ -288,155 +288,6 @@ StatusOr<ir::Attribute> Parser::ParseConvDimensionNumbers() {
        {"output_spatial_dimensions", IntList(out.spatial)}});
 }
 
-// `#sdy.sharding<@mesh, [{"x"}, {"y", ?}], replicated={"z"}>` after the '<':
-// fields mesh, dims (each the axis names of one dimension), open (the
-// dimensions marked `?`, when any) and replicated. Priorities are dropped.
-static StatusOr<ir::Attribute> ParseSdySharding(Parser& p) {
-  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute mesh, p.ParseAttribute());
-  bool open = false;
-  auto parse_axes = [&p, &open]() -> StatusOr<ir::Attribute> {
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
-    std::vector<ir::Attribute> axes;
-    open = false;
-    while (!p.Consume(TokenKind::kRBrace)) {
-      if (p.Consume(TokenKind::kQuestion)) {
-        open = true;  // may be sharded further
-      } else {
-        TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, p.ParseAttribute());
-        if (axis.kind() != ir::Attribute::Kind::kString) return p.Error("expected an axis name");
-        axes.push_back(std::move(axis));
-      }
-      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRBrace)) {
-        return p.Error("expected ',' or '}'");
-      }
-    }
-    if (p.tok().is(TokenKind::kBareId) && p.tok().text.starts_with("p")) p.Advance();  // priority
-    return ir::Attribute::Array(std::move(axes));
-  };
-  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kComma, "','"));
-  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'['"));
-  std::vector<ir::Attribute> dims, open_dims;
-  if (!p.Consume(TokenKind::kRSquare)) {
-    do {
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute d, parse_axes());
-      if (open) open_dims.push_back(ir::Attribute::Int(static_cast<int64_t>(dims.size())));
-      dims.push_back(std::move(d));
-    } while (p.Consume(TokenKind::kComma));
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kRSquare, "']'"));
-  }
-  std::vector<ir::NamedAttribute> fields = {{"mesh", mesh}, {"dims", ir::Attribute::Array(dims)}};
-  if (!open_dims.empty()) fields.emplace_back("open", ir::Attribute::Array(std::move(open_dims)));
-  if (p.Consume(TokenKind::kComma)) {
-    TPUSIM_RETURN_IF_ERROR(p.ExpectKeyword("replicated"));
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
-    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute replicated, parse_axes());
-    fields.emplace_back("replicated", std::move(replicated));
-  }
-  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>'"));
-  return ir::Attribute::Struct("sdy.sharding", std::move(fields));
-}
-
-// `([i, j], [j, k])->([i, k]) {i=8, j=16, k=32} reduction={j}, custom>`
-// after the '<': fields operands and results (per value, per dimension the
-// factors as written, "ij" for a compound dimension), factor_sizes, the
-// special factor lists present and custom.
-// Factor names up to `close` (the opening bracket read): `i, j]`.
-static StatusOr<ir::Attribute> ParseFactorNames(Parser& p, TokenKind close,
-                                                std::string_view expected) {
-  std::vector<ir::Attribute> names;
-  while (!p.Consume(close)) {
-    if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
-    names.push_back(ir::Attribute::String(std::string(p.tok().text)));
-    p.Advance();
-    if (!p.Consume(TokenKind::kComma) && !p.tok().is(close)) return p.Error(expected);
-  }
-  return ir::Attribute::Array(std::move(names));
-}
-
-static StatusOr<ir::Attribute> ParseSdyOpShardingRule(Parser& p) {
-  auto parse_values = [&p]() -> StatusOr<ir::Attribute> {
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLParen, "'('"));
-    std::vector<ir::Attribute> values;
-    while (!p.Consume(TokenKind::kRParen)) {
-      TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'['"));
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dims,
-                              ParseFactorNames(p, TokenKind::kRSquare, "expected ',' or ']'"));
-      values.push_back(std::move(dims));
-      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRParen)) {
-        return p.Error("expected ',' or ')'");
-      }
-    }
-    return ir::Attribute::Array(std::move(values));
-  };
-  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute operands, parse_values());
-  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kArrow, "'->'"));
-  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute results, parse_values());
-  std::vector<ir::NamedAttribute> sizes;
-  if (p.Consume(TokenKind::kLBrace)) {
-    while (!p.Consume(TokenKind::kRBrace)) {
-      if (!p.tok().is(TokenKind::kBareId)) return p.Error("expected a factor name");
-      std::string name(p.tok().text);
-      p.Advance();
-      TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
-      TPUSIM_ASSIGN_OR_RETURN(int64_t size, p.ParseInt64());
-      sizes.emplace_back(std::move(name), ir::Attribute::Int(size));
-      if (!p.Consume(TokenKind::kComma) && !p.tok().is(TokenKind::kRBrace)) {
-        return p.Error("expected ',' or '}'");
-      }
-    }
-  }
-  std::vector<ir::NamedAttribute> fields = {
-      {"operands", operands}, {"results", results}, {"factor_sizes", ir::Attribute::Dict(sizes)}};
-  for (const char* key : {"reduction", "need_replication", "blocked_propagation", "permutation"}) {
-    if (!p.ConsumeKeyword(key)) continue;
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
-    TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
-    TPUSIM_ASSIGN_OR_RETURN(ir::Attribute names,
-                            ParseFactorNames(p, TokenKind::kRBrace, "expected ',' or '}'"));
-    fields.emplace_back(key, std::move(names));
-  }
-  if (p.Consume(TokenKind::kComma)) {
-    TPUSIM_RETURN_IF_ERROR(p.ExpectKeyword("custom"));
-    fields.emplace_back("custom", ir::Attribute::Unit());
-  }
-  TPUSIM_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>'"));
-  return ir::Attribute::Struct("sdy.op_sharding_rule", std::move(fields));
-}
-
-StatusOr<ir::Attribute> Parser::ParseSdyAxisSet() {
-  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'"));
-  std::vector<ir::Attribute> axes;
-  if (!Consume(TokenKind::kRBrace)) {
-    do {
-      if (!tok_.is(TokenKind::kString)) return Error("expected a mesh axis name");
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, ParseAttribute());
-      axes.push_back(std::move(axis));
-    } while (Consume(TokenKind::kComma));
-    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRBrace, "'}'"));
-  }
-  return ir::Attribute::Struct("sdy.manual_axes",
-                               {{"axes", ir::Attribute::Array(std::move(axes))}});
-}
-
-StatusOr<ir::Attribute> Parser::ParseSdyShardingBrackets() {
-  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<'"));
-  return ParseSdySharding(*this);
-}
-
-StatusOr<ir::Attribute> Parser::ParseSdyShardingList() {
-  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
-  std::vector<ir::Attribute> shardings;
-  if (!Consume(TokenKind::kRSquare)) {
-    do {
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute s, ParseSdyShardingBrackets());
-      shardings.push_back(std::move(s));
-    } while (Consume(TokenKind::kComma));
-    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));
-  }
-  return ir::Attribute::Struct("sdy.sharding_per_value",
-                               {{"shardings", ir::Attribute::Array(std::move(shardings))}});
-}
-
 StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
   size_t offset = tok_.offset;
   std::string name(tok_.text.substr(1));
@@ -473,13 +324,9 @@ StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
     return conv;
   }
-  if (name == "sdy.sharding") {
-    if (!tok_.is(TokenKind::kAtId))
-      return UnimplementedAt(tok_.offset,
-                             "expected a mesh name (@mesh); inline meshes are not supported");
-    return ParseSdySharding(*this);
-  }
-  if (name == "sdy.op_sharding_rule") return ParseSdyOpShardingRule(*this);
+  if (name == "sdy.sharding") return ParseSdyShardingBody();
+  if (name == "sdy.mesh") return ParseSdyMeshBody();
+  if (name == "sdy.op_sharding_rule") return ParseSdyRuleBody();
   if (name == "sdy.sharding_per_value") {
     TPUSIM_ASSIGN_OR_RETURN(ir::Attribute list, ParseSdyShardingList());
     TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));

@@ -48,6 +48,22 @@ Status ParseResults(Parser& p, std::vector<ir::Type>* types, std::vector<ir::Att
   return paren ? p.Expect(TokenKind::kRParen, "')' after the result types") : Status::Ok();
 }
 
+bool IsGenericMesh(const Token& t) {
+  return t.is(TokenKind::kString) && t.text == "\"sdy.mesh\"";
+}
+
+// JAX's ApproxTopK comparator is a func.func that ends in stablehlo.return
+// (XLA accepts either); it becomes func.return, the terminator a function has.
+void NormalizeReturn(ir::Block& entry) {
+  ir::Operation* ret = entry.terminator();
+  if (ret == nullptr || ret->name_str() != "stablehlo.return") return;
+  std::vector<std::unique_ptr<ir::Operation>> ops = entry.TakeOps();
+  auto func_return = std::make_unique<ir::Operation>(ir::OpName("func.return"), ret->loc());
+  func_return->SetOperands(ret->operands());
+  ops.back() = std::move(func_return);
+  for (auto& op : ops) entry.Append(std::move(op));
+}
+
 void SetMesh(ir::Module* module, const std::string& name, ir::Attribute mesh) {
   std::vector<ir::NamedAttribute> meshes;
   if (ir::Attribute old = module->attrs().Get("sdy.meshes")) meshes = old.fields();
@@ -96,44 +112,45 @@ Status Parser::ParseFunction(ir::Module* module) {
   }
   TPUSIM_RETURN_IF_ERROR(ParseRegion(&f->body(), args));
   if (f->body().empty()) f->body().AddBlock();
+  NormalizeReturn(f->body().front());
   f->Renumber();
   module->AddFunction(std::move(f));
   return Status::Ok();
 }
 
-// `sdy.mesh @name = <["x"=2, "y"=4]>` (optionally `, device_ids=[...]`).
+// `sdy.mesh @name = <["x"=2, "y"=4]>` (optionally `, device_ids=[...]`), or
+// its generic form `"sdy.mesh"() <{mesh = #sdy.mesh<[...]>, sym_name = "name"}>
+// : () -> ()`.
 Status Parser::ParseMesh(ir::Module* module) {
+  size_t start = tok_.offset;
+  if (tok_.is(TokenKind::kString)) {
+    Advance();
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('"));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')': sdy.mesh has no operands"));
+    ir::AttributeMap props;
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<' and the mesh's properties"));
+    TPUSIM_RETURN_IF_ERROR(ParseAttributeDict(&props));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
+    if (tok_.is(TokenKind::kLBrace)) TPUSIM_RETURN_IF_ERROR(ParseAttributeDict(&props));
+    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':'"));
+    std::vector<ir::Type> inputs, results;
+    TPUSIM_RETURN_IF_ERROR(ParseFunctionType(&inputs, &results));
+    ir::Attribute mesh = props.Get("mesh");
+    ir::Attribute name = props.Get("sym_name");
+    if (mesh.kind() != ir::Attribute::Kind::kStruct || mesh.name() != "sdy.mesh" ||
+        name.kind() != ir::Attribute::Kind::kString || !inputs.empty() || !results.empty()) {
+      return ErrorAt(start, "sdy.mesh needs mesh = #sdy.mesh<...> and sym_name, and no values");
+    }
+    SetMesh(module, name.str(), mesh);
+    return Status::Ok();
+  }
   TPUSIM_RETURN_IF_ERROR(ExpectKeyword("sdy.mesh"));
   if (!tok_.is(TokenKind::kAtId)) return Error("expected the mesh name");
   TPUSIM_ASSIGN_OR_RETURN(ir::Attribute sym, ParseAttribute());
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
   TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLess, "'<'"));
-  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
-  std::vector<ir::Attribute> names, sizes;
-  if (!Consume(TokenKind::kRSquare)) {
-    do {
-      TPUSIM_ASSIGN_OR_RETURN(ir::Attribute axis, ParseAttribute());
-      if (axis.kind() != ir::Attribute::Kind::kString) return Error("expected an axis name");
-      TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
-      TPUSIM_ASSIGN_OR_RETURN(int64_t size, ParseInt64());
-      if (size < 1) return Error("mesh axis sizes must be positive");
-      names.push_back(std::move(axis));
-      sizes.push_back(ir::Attribute::Int(size));
-    } while (Consume(TokenKind::kComma));
-    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "']'"));
-  }
-  std::vector<ir::NamedAttribute> fields = {{"axis_names", ir::Attribute::Array(names)},
-                                            {"axis_sizes", ir::Attribute::Array(sizes)}};
-  if (Consume(TokenKind::kComma)) {
-    TPUSIM_RETURN_IF_ERROR(ExpectKeyword("device_ids"));
-    TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ParseIntList());
-    std::vector<ir::Attribute> id_attrs;
-    for (int64_t id : ids) id_attrs.push_back(ir::Attribute::Int(id));
-    fields.emplace_back("device_ids", ir::Attribute::Array(std::move(id_attrs)));
-  }
-  TPUSIM_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>'"));
-  SetMesh(module, sym.str(), ir::Attribute::Struct("sdy.mesh", std::move(fields)));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute mesh, ParseSdyMeshBody());
+  SetMesh(module, sym.str(), std::move(mesh));
   return Status::Ok();
 }
 
@@ -143,7 +160,7 @@ Status Parser::ParseModuleBody(ir::Module* module) {
     if (Consume(TokenKind::kRBrace)) return Status::Ok();
     if (tok_.IsKeyword("func.func")) {
       TPUSIM_RETURN_IF_ERROR(ParseFunction(module));
-    } else if (tok_.IsKeyword("sdy.mesh")) {
+    } else if (tok_.IsKeyword("sdy.mesh") || IsGenericMesh(tok_)) {
       TPUSIM_RETURN_IF_ERROR(ParseMesh(module));
     } else if (tok_.IsKeyword("module")) {
       return UnimplementedAt(tok_.offset, "nested modules are unsupported");
@@ -183,7 +200,7 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::ParseTopLevel() {
       if (saw_module) return Error("functions after the module");
       saw_function = true;
       TPUSIM_RETURN_IF_ERROR(ParseFunction(module.get()));
-    } else if (tok_.IsKeyword("sdy.mesh") && !saw_module) {
+    } else if ((tok_.IsKeyword("sdy.mesh") || IsGenericMesh(tok_)) && !saw_module) {
       TPUSIM_RETURN_IF_ERROR(ParseMesh(module.get()));
     } else if (tok_.is(TokenKind::kError)) {
       return Error("unexpected character");

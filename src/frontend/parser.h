@@ -3,6 +3,7 @@
 //   parser.cc          tokens, errors, value scopes
 //   parse_types.cc     types and function types
 //   parse_attributes.cc  attributes, #stablehlo.* structs, aliases
+//   parse_sdy.cc       Shardy's attributes (#sdy.sharding, meshes, rules)
 //   parse_dense.cc     dense<...> literals
 //   parse_ops.cc       generic op form, regions, blocks
 //   pretty_items.cc    the item grammar shared by pretty op forms
@@ -120,12 +121,25 @@ class Parser {
   StatusOr<ir::Attribute> ParseConvDimensionNumbers();
   // At a kHashId: an enum, a struct or an alias use.
   StatusOr<ir::Attribute> ParseHashAttribute();
+
+  // ---- Shardy attributes (parse_sdy.cc) ----
   // `[<@mesh, [...]>, ...]`: a "sdy.sharding_per_value" struct.
   StatusOr<ir::Attribute> ParseSdyShardingList();
   // `<@mesh, [...]>`: a "sdy.sharding" struct.
   StatusOr<ir::Attribute> ParseSdyShardingBrackets();
+  // After the '<' of `#sdy.sharding<...>`, through the '>'.
+  StatusOr<ir::Attribute> ParseSdyShardingBody();
+  // After the '<' of `#sdy.mesh<...>` / `sdy.mesh @m = <...>`, through the '>'.
+  StatusOr<ir::Attribute> ParseSdyMeshBody();
+  // After the '<' of `#sdy.op_sharding_rule<...>`, through the '>'.
+  StatusOr<ir::Attribute> ParseSdyRuleBody();
   // `{"x", "y"}`: a "sdy.manual_axes" struct.
   StatusOr<ir::Attribute> ParseSdyAxisSet();
+  // `"x"` or the sub-axis `"x":(1)2`.
+  StatusOr<ir::Attribute> ParseSdyAxisRef();
+  // Axis refs up to the '}' (the '{' read); `open` (when not null) allows
+  // and reports a trailing `?`.
+  StatusOr<ir::Attribute> ParseSdyAxisList(bool* open);
   // Defines `#name = attr` / `!name = type` at the top level.
   Status ParseAliasDefinition();
 

@@ -70,6 +70,12 @@ Status Validate(const ChipSpec& c) {
   if (!(c.ici.hop_latency_s >= 0) || !std::isfinite(c.ici.hop_latency_s)) {
     return InvalidArgument("ici.hop_latency_s must be zero or positive");
   }
+  for (auto [name, v] : {std::pair{"host.bytes_per_s", c.host.bytes_per_s},
+                         std::pair{"host.latency_s", c.host.latency_s}}) {
+    if (!(v >= 0) || !std::isfinite(v)) {
+      return InvalidArgument(std::string(name) + " must be zero or positive");
+    }
+  }
   if (c.slice.rank != 2 && c.slice.rank != 3) {
     return InvalidArgument("slice.rank must be 2 or 3, got " + std::to_string(c.slice.rank));
   }

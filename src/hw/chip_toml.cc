@@ -69,6 +69,13 @@ Status ReadIci(const toml::table& t, const std::string& file, IciSpec& i) {
   return r.RejectUnknown();
 }
 
+Status ReadHost(const toml::table& t, const std::string& file, HostLinkSpec& h) {
+  TableReader r(t, file, "host.");
+  TPUSIM_RETURN_IF_ERROR(r.Read("bytes_per_s", h.bytes_per_s));
+  TPUSIM_RETURN_IF_ERROR(r.Read("latency_s", h.latency_s));
+  return r.RejectUnknown();
+}
+
 Status ReadSlice(const toml::table& t, const std::string& file, SliceRules& s) {
   TableReader r(t, file, "slice.");
   TPUSIM_RETURN_IF_ERROR(r.Read("rank", s.rank));
@@ -105,6 +112,7 @@ StatusOr<ChipSpec> FromTable(const toml::table& root, const std::string& file) {
       {"vector_unit", [&](const toml::table& t) { return ReadVpu(t, file, c.vpu); }},
       {"memory", [&](const toml::table& t) { return ReadMemory(t, file, c.memory); }},
       {"ici", [&](const toml::table& t) { return ReadIci(t, file, c.ici); }},
+      {"host", [&](const toml::table& t) { return ReadHost(t, file, c.host); }},
       {"slice", [&](const toml::table& t) { return ReadSlice(t, file, c.slice); }},
   };
   for (const Sub& s : subs) {
@@ -179,6 +187,9 @@ std::string DumpChipToml(const ChipSpec& c) {
      << "links_per_chip = " << c.ici.links_per_chip << "  # torus neighbours\n"
      << "link_bytes_per_s = " << c.ici.link_bytes_per_s << "  # one link, one way\n"
      << "hop_latency_s = " << c.ici.hop_latency_s << "\n\n"
+     << "[host]\n"
+     << "bytes_per_s = " << c.host.bytes_per_s << "  # PCIe to host memory, one way; 0: none\n"
+     << "latency_s = " << c.host.latency_s << "  # per transfer\n\n"
      << "[slice]\n"
      << "rank = " << c.slice.rank << "  # torus dimensions\n"
      << "chips_per_host = " << c.slice.chips_per_host << "\n"

@@ -67,6 +67,7 @@ const char* UnitName(Unit u) {
     case Unit::kHbm: return "hbm";
     case Unit::kIci:
       return "ici";
+    case Unit::kHost: return "host";
   }
   return "?";
 }
@@ -79,6 +80,7 @@ const char* BoundName(Bound b) {
     case Bound::kMemory: return "memory";
     case Bound::kIci:
       return "ici";
+    case Bound::kHost: return "host";
     case Bound::kOverhead: return "overhead";
     case Bound::kFree: return "free";
   }
@@ -141,9 +143,15 @@ OpCost PriceWork(const ChipSpec& chip, const ops::Work& w, double ici_seconds) {
                               CoresPerDevice(chip) * chip.clock_hz);
   c.unit_seconds[static_cast<int>(Unit::kHbm)] = c.hbm_bytes / chip.memory.hbm_bytes_per_s;
   c.unit_seconds[static_cast<int>(Unit::kIci)] = ici_seconds;
+  // Without a host link in the chip model, host transfers cost nothing
+  // (the op's notes say so).
+  if (w.host_bytes > 0 && chip.host.bytes_per_s > 0) {
+    c.unit_seconds[static_cast<int>(Unit::kHost)] =
+        w.host_bytes / chip.host.bytes_per_s + w.host_transfers * chip.host.latency_s;
+  }
   c.overhead_seconds = chip.op_overhead_s;
   static constexpr Bound kBoundOf[kNumUnits] = {Bound::kMxu, Bound::kVector, Bound::kTranspose,
-                                                Bound::kMemory, Bound::kIci};
+                                                Bound::kMemory, Bound::kIci,  Bound::kHost};
   double busiest = 0;
   c.bound = Bound::kOverhead;
   for (int u = 0; u < kNumUnits; ++u) {

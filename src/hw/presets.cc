@@ -41,6 +41,13 @@ IciSpec Ici(int links, double gb_per_s_one_way) {
           .hop_latency_s = 1e-6};
 }
 
+// The link to the host's memory: PCIe, about 15 GB/s a chip [S]; v4 16 GB/s
+// each way, v6e 32 GB/s [S]. Its per-transfer latency is not published:
+// 10 us is an estimate (a DMA's setup and the host's side of it).
+HostLinkSpec Host(double gb_per_s) {
+  return {.bytes_per_s = gb_per_s * kGB, .latency_s = 10e-6};
+}
+
 ChipSpec V2() {
   ChipSpec c;
   c.name = "v2";
@@ -59,6 +66,7 @@ ChipSpec V2() {
   c.published_bf16_flops = 46e12;                      // [J]
   c.sources = {"[J] jax/_src/tpu_info.py", "[C] cloud.google.com/tpu/docs/system-architecture"};
   c.ici = Ici(4, 100);                                 // assumed as v3
+  c.host = Host(15);                                   // about 15 GB/s a chip [S]
   c.slice = {.rank = 2, .chips_per_host = 4,          // 8 cores a host [S]
              .type_prefix = "v2", .name_counts_cores = true,
              .wrap_length = 16,                        // the 16x16 pod's edge [inferred]
@@ -85,6 +93,7 @@ ChipSpec V3() {
   c.published_bf16_flops = 123e12;                     // [C]; 140 in [J]
   c.sources = {"[C] cloud.google.com/tpu/docs/system-architecture", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(4, 100);                                 // [S]
+  c.host = Host(15);                                   // about 15 GB/s a chip [S]
   c.slice = {.rank = 2, .chips_per_host = 4,          // 4x2 cores a host [S]
              .type_prefix = "v3", .name_counts_cores = true,
              .wrap_length = 32,                        // the 32x32 pod's edge [S, inferred]
@@ -112,6 +121,7 @@ ChipSpec V4() {
   c.published_bf16_flops = 275e12;                     // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/v4", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(6, 45);                                  // [S]
+  c.host = Host(16);                                   // [S]
   c.slice = {.rank = 3, .chips_per_host = 4,          // 2x2x1 a host [C]
              .type_prefix = "v4", .name_counts_cores = true,
              .cube = 4,                                // OCS wraps whole 4x4x4 cubes [S]
@@ -140,6 +150,7 @@ ChipSpec V5e() {
   c.sources = {"[C] cloud.google.com/tpu/docs/v5e", "[S] scaling-book tpus.md",
                "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(4, 45);                                  // [S]; 400 GB/s bidi a chip [C]
+  c.host = Host(15);                                   // about 15 GB/s a chip [S]
   c.slice = {.rank = 2, .chips_per_host = 8,          // 4x4 is 2 hosts [C]
              .type_prefix = "v5litepod", .name_counts_cores = false,
              .wrap_length = 16,                        // wraps on axes of 16 [S]
@@ -167,6 +178,7 @@ ChipSpec V5p() {
   c.published_bf16_flops = 459e12;                     // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/v5p", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(6, 90);                                  // [S]; 1200 GB/s bidi a chip [C]
+  c.host = Host(15);                                   // about 15 GB/s a chip [S]
   c.slice = {.rank = 3, .chips_per_host = 4,          // [C]
              .type_prefix = "v5p", .name_counts_cores = true,
              .cube = 4,                                // OCS wraps whole 4x4x4 cubes [S]
@@ -195,6 +207,7 @@ ChipSpec V6e() {
   c.published_bf16_flops = 918e12;                     // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/v6e", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(4, 90);                                  // [S]; 800 GB/s bidi a chip [C]
+  c.host = Host(32);                                   // [S]
   c.slice = {.rank = 2, .chips_per_host = 8,          // [C]
              .type_prefix = "v6e", .name_counts_cores = false,
              .wrap_length = 16,                        // wraps on axes of 16 [S]
@@ -223,6 +236,7 @@ ChipSpec V7x() {
   c.published_bf16_flops = 2307e12;                    // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/tpu7x", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(6, 100);                                 // 1200 GB/s bidi a chip [C] / 6 / 2
+  c.host = Host(32);                                   // assumed as v6e
   c.slice = {.rank = 3, .chips_per_host = 4,          // [C]
              .type_prefix = "tpu7x", .name_counts_cores = true,  // [xpk]
              .cube = 4,                                // assumed as v5p

@@ -73,22 +73,54 @@ std::string SdyAxes(const Attribute& axes, bool open = false) {
   return s + "}";
 }
 
-// `<@mesh, [{"x"}, {"y", ?}], replicated={"z"}>`.
+// `<["x"=2, "y"=4], device_ids=[...]>`.
+std::string SdyMeshBody(const Attribute& mesh) {
+  std::string s = "<[";
+  const auto& names = mesh.Get("axis_names").array();
+  const auto& sizes = mesh.Get("axis_sizes").array();
+  for (size_t i = 0; i < names.size() && i < sizes.size(); ++i) {
+    s += (i ? ", " : "") + names[i].ToString() + "=" + std::to_string(sizes[i].int_value());
+  }
+  s += "]";
+  if (Attribute ids = mesh.Get("device_ids")) {
+    s += ", device_ids=[";
+    for (size_t i = 0; i < ids.array().size(); ++i) {
+      s += (i ? ", " : "") + std::to_string(ids.array()[i].int_value());
+    }
+    s += "]";
+  }
+  return s + ">";
+}
+
+// `<@mesh, [{"x"}, {"y", ?}p1], replicated={"z"}, unreduced={"w"}>`.
 std::string SdyShardingBody(const Attribute& a) {
-  std::vector<bool> open(a.Get("dims").array().size(), false);
+  const size_t rank = a.Get("dims").array().size();
+  std::vector<bool> open(rank, false);
   if (Attribute o = a.Get("open")) {
     for (const Attribute& d : o.array()) {
-      if (d.int_value() >= 0 && d.int_value() < static_cast<int64_t>(open.size())) {
+      if (d.int_value() >= 0 && d.int_value() < static_cast<int64_t>(rank)) {
         open[d.int_value()] = true;
       }
     }
   }
-  std::string s = "<" + a.Get("mesh").ToString() + ", [";
-  for (size_t d = 0; d < open.size(); ++d) {
+  const Attribute priority_list = a.Get("priorities");
+  const std::vector<Attribute> priorities = priority_list ? priority_list.array()
+                                                          : std::vector<Attribute>();
+  Attribute mesh = a.Get("mesh");
+  std::string s = "<";
+  s += mesh.kind() == Attribute::Kind::kStruct ? "mesh" + SdyMeshBody(mesh) : mesh.ToString();
+  s += ", [";
+  for (size_t d = 0; d < rank; ++d) {
     s += (d ? ", " : "") + SdyAxes(a.Get("dims").array()[d], open[d]);
+    if (d < priorities.size() && priorities[d].int_value() >= 0) {
+      s += "p" + std::to_string(priorities[d].int_value());
+    }
   }
   s += "]";
   if (Attribute r = a.Get("replicated")) s += ", replicated=" + SdyAxes(r);
+  if (Attribute u = a.Get("unreduced")) {
+    s += ", unreduced=" + (a.Get("unreduced_kind") ? a.Get("unreduced_kind").str() : "") + SdyAxes(u);
+  }
   return s + ">";
 }
 
@@ -125,11 +157,18 @@ std::string SdyRuleBody(const Attribute& a) {
   return s;
 }
 
-// Shardy's attributes in Shardy's own syntax, as JAX prints them.
+// Shardy's attributes in Shardy's own syntax, as JAX prints them; "" for
+// a struct that is not one of them.
 std::string SdyToString(const Attribute& a) {
   if (a.name() == "sdy.op_sharding_rule") return "#sdy.op_sharding_rule<" + SdyRuleBody(a) + ">";
   if (a.name() == "sdy.sharding") return "#sdy.sharding" + SdyShardingBody(a);
   if (a.name() == "sdy.manual_axes") return "#sdy<manual_axes" + SdyAxes(a.Get("axes")) + ">";
+  if (a.name() == "sdy.mesh") return "#sdy.mesh" + SdyMeshBody(a);
+  if (a.name() == "sdy.sub_axis") {
+    return a.Get("name").ToString() + ":(" + std::to_string(a.Get("pre_size").int_value()) + ")" +
+           std::to_string(a.Get("size").int_value());
+  }
+  if (a.name() != "sdy.sharding_per_value") return "";
   std::string s = "#sdy.sharding_per_value<[";
   const std::vector<Attribute>& list = a.Get("shardings").array();
   for (size_t i = 0; i < list.size(); ++i) s += (i ? ", " : "") + SdyShardingBody(list[i]);
@@ -322,10 +361,7 @@ std::string Attribute::ToString() const {
       return "#" + name().substr(0, dot) + "<" + name().substr(dot + 1) + " " + str() + ">";
     }
     case Kind::kStruct: {
-      if (name() == "sdy.sharding" || name() == "sdy.sharding_per_value" ||
-          name() == "sdy.manual_axes" || name() == "sdy.op_sharding_rule") {
-        return SdyToString(*this);
-      }
+      if (std::string sdy = SdyToString(*this); !sdy.empty()) return sdy;
       std::string s = "#" + name() + "<";
       for (size_t i = 0; i < fields().size(); ++i) {
         if (i) s += ", ";

@@ -152,23 +152,9 @@ class Printer {
 
 // `sdy.mesh @name = <["x"=2, "y"=4]>` from a "sdy.mesh" struct.
 std::string PrintMesh(const std::string& name, const Attribute& mesh) {
-  std::string s = "  sdy.mesh " + Attribute::SymbolRef(name).ToString() + " = <[";
-  const auto& names = mesh.Get("axis_names").array();
-  const auto& sizes = mesh.Get("axis_sizes").array();
-  for (size_t i = 0; i < names.size() && i < sizes.size(); ++i) {
-    if (i) s += ", ";
-    s += names[i].ToString() + "=" + std::to_string(sizes[i].int_value());
-  }
-  s += "]";
-  if (Attribute ids = mesh.Get("device_ids")) {
-    s += ", device_ids=[";
-    for (size_t i = 0; i < ids.array().size(); ++i) {
-      if (i) s += ", ";
-      s += std::to_string(ids.array()[i].int_value());
-    }
-    s += "]";
-  }
-  return s + ">\n";
+  constexpr std::string_view kPrefix = "#sdy.mesh";  // the attribute's; the op drops it
+  return "  sdy.mesh " + Attribute::SymbolRef(name).ToString() + " = " +
+         mesh.ToString().substr(kPrefix.size()) + "\n";
 }
 
 }  // namespace

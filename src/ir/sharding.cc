@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 namespace tpusim::ir {
 namespace {
@@ -246,18 +247,91 @@ StatusOr<HloSharding> ParseHloSharding(std::string_view text) {
   return out;
 }
 
-// Shardy's dimension shardings name mesh axes; the HloSharding tiles each
-// dimension by the product of its axes, and the device of each tile follows
-// from walking the mesh with those axes outermost, unused axes last (as
-// replicas).
+namespace {
+
+// A mesh whose axes are cut at the sub-axes a sharding names, so that each
+// axis ref is a run of whole pieces. An axis of size n cut into major-to-
+// minor pieces keeps the devices' row-major order.
+struct SplitMesh {
+  struct Piece {
+    size_t axis;
+    int64_t pre;   // product of the axis's pieces before this one
+    int64_t size;
+  };
+  std::vector<Piece> pieces;
+};
+
+// The axis index, pre-size and size of axis ref `ref` in the mesh.
+StatusOr<std::tuple<size_t, int64_t, int64_t>> ResolveRef(const std::vector<Attribute>& names,
+                                                          const std::vector<int64_t>& sizes,
+                                                          const Attribute& ref) {
+  const std::string name = SdyAxisName(ref);
+  size_t a = 0;
+  while (a < names.size() && names[a].str() != name) ++a;
+  if (a == names.size()) {
+    return InvalidArgument("sdy.sharding uses axis " + ref.ToString() + " that is not in the mesh");
+  }
+  if (ref.kind() != Attribute::Kind::kStruct) return std::tuple{a, int64_t{1}, sizes[a]};
+  const int64_t pre = ref.Get("pre_size").int_value(), size = ref.Get("size").int_value();
+  if (pre < 1 || size < 1 || sizes[a] % pre != 0 || (sizes[a] / pre) % size != 0) {
+    return InvalidArgument("sub-axis " + ref.ToString() + " does not divide axis \"" + name +
+                           "\" of size " + std::to_string(sizes[a]));
+  }
+  return std::tuple{a, pre, size};
+}
+
+StatusOr<SplitMesh> Split(const std::vector<Attribute>& names, const std::vector<int64_t>& sizes,
+                          const std::vector<Attribute>& refs) {
+  std::vector<std::vector<int64_t>> cuts(names.size());
+  for (size_t a = 0; a < names.size(); ++a) cuts[a] = {1, sizes[a]};
+  for (const Attribute& ref : refs) {
+    TPUSIM_ASSIGN_OR_RETURN(auto resolved, ResolveRef(names, sizes, ref));
+    auto [a, pre, size] = resolved;
+    cuts[a].push_back(pre);
+    cuts[a].push_back(pre * size);
+  }
+  SplitMesh out;
+  for (size_t a = 0; a < names.size(); ++a) {
+    std::vector<int64_t>& c = cuts[a];
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    for (size_t j = 0; j + 1 < c.size(); ++j) {
+      if (c[j + 1] % c[j] != 0) {
+        return InvalidArgument("sub-axes of axis " + names[a].ToString() + " overlap");
+      }
+      out.pieces.push_back({a, c[j], c[j + 1] / c[j]});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SdyAxisName(const Attribute& axis) {
+  if (axis.kind() == Attribute::Kind::kString) return axis.str();
+  if (axis.kind() == Attribute::Kind::kStruct) return SdyAxisName(axis.Get("name"));
+  return "";
+}
+
+// Shardy's dimension shardings name mesh axes (or sub-axes: runs of an
+// axis's pieces); the HloSharding tiles each dimension by the product of its
+// axes, and the device of each tile follows from walking the mesh with those
+// axes outermost, unused axes last (as replicas).
 StatusOr<HloSharding> SdyShardingToHlo(const Module& module, const Attribute& sharding,
                                        int64_t rank) {
   if (sharding.kind() != Attribute::Kind::kStruct || sharding.name() != "sdy.sharding") {
     return InvalidArgument("expected a #sdy.sharding attribute");
   }
   Attribute mesh_ref = sharding.Get("mesh");
-  Attribute mesh = module.attrs().Get("sdy.meshes").Get(mesh_ref.kind() == Attribute::Kind::kSymbolRef ? mesh_ref.str() : "");
+  Attribute mesh = mesh_ref.kind() == Attribute::Kind::kStruct
+                       ? mesh_ref
+                       : module.attrs().Get("sdy.meshes").Get(
+                             mesh_ref.kind() == Attribute::Kind::kSymbolRef ? mesh_ref.str() : "");
   if (!mesh) return NotFound("sdy.sharding refers to an undefined mesh " + mesh_ref.ToString());
+  if (Attribute unreduced = sharding.Get("unreduced"); unreduced && !unreduced.array().empty()) {
+    return Unimplemented("sdy.sharding with unreduced axes (" + sharding.ToString() +
+                         ") is not supported");
+  }
   const std::vector<Attribute>& names = mesh.Get("axis_names").array();
   std::vector<int64_t> sizes = mesh.Get("axis_sizes").AsInts();
   if (Product(sizes) < 0 || names.size() != sizes.size()) return InvalidArgument("bad sdy mesh");
@@ -275,30 +349,37 @@ StatusOr<HloSharding> SdyShardingToHlo(const Module& module, const Attribute& sh
     return InvalidArgument("sdy.sharding has " + std::to_string(dims.size()) +
                            " dimension shardings for a rank-" + std::to_string(rank) + " value");
   }
-  std::vector<int64_t> perm;
-  std::vector<bool> used(names.size(), false);
+  std::vector<Attribute> refs;
+  for (const Attribute& dim : dims) refs.insert(refs.end(), dim.array().begin(), dim.array().end());
+  TPUSIM_ASSIGN_OR_RETURN(SplitMesh split, Split(names, sizes, refs));
+  std::vector<int64_t> piece_sizes, perm;
+  for (const SplitMesh::Piece& piece : split.pieces) piece_sizes.push_back(piece.size);
+  std::vector<bool> used(split.pieces.size(), false);
   HloSharding out;
   out.kind = HloSharding::Kind::kTiled;
   for (const Attribute& dim : dims) {
     int64_t tiles = 1;
     for (const Attribute& axis : dim.array()) {
-      size_t a = 0;
-      while (a < names.size() && names[a].str() != axis.str()) ++a;
-      if (a == names.size() || used[a]) {
-        return InvalidArgument("sdy.sharding uses axis " + axis.ToString() +
-                               " that is not in the mesh or used twice");
+      TPUSIM_ASSIGN_OR_RETURN(auto resolved, ResolveRef(names, sizes, axis));
+      auto [a, pre, size] = resolved;
+      for (size_t p = 0; p < split.pieces.size(); ++p) {
+        const SplitMesh::Piece& piece = split.pieces[p];
+        if (piece.axis != a || piece.pre < pre || piece.pre * piece.size > pre * size) continue;
+        if (used[p]) {
+          return InvalidArgument("sdy.sharding: axis " + axis.ToString() + " is used twice");
+        }
+        used[p] = true;
+        perm.push_back(static_cast<int64_t>(p));
+        tiles *= piece.size;
       }
-      used[a] = true;
-      perm.push_back(static_cast<int64_t>(a));
-      tiles *= sizes[a];
     }
     out.tile_dims.push_back(tiles);
   }
   int64_t replicas = 1;
-  for (size_t a = 0; a < names.size(); ++a) {
-    if (!used[a]) {
-      perm.push_back(static_cast<int64_t>(a));
-      replicas *= sizes[a];
+  for (size_t p = 0; p < split.pieces.size(); ++p) {
+    if (!used[p]) {
+      perm.push_back(static_cast<int64_t>(p));
+      replicas *= split.pieces[p].size;
     }
   }
   if (replicas == Product(sizes)) return HloSharding{};  // nothing sharded
@@ -306,7 +387,7 @@ StatusOr<HloSharding> SdyShardingToHlo(const Module& module, const Attribute& sh
     out.tile_dims.push_back(replicas);
     out.last_tile_dim_replicate = true;
   }
-  out.devices = TransposedIota(sizes, perm);
+  out.devices = TransposedIota(piece_sizes, perm);
   if (!ids.empty()) {
     if (ids.size() != out.devices.size()) return InvalidArgument("sdy mesh device_ids size mismatch");
     for (int64_t& d : out.devices) d = ids[d];

@@ -88,6 +88,35 @@ TEST(ShardingAccessTest, MhloAndSdyOnFunctions) {
   EXPECT_EQ((*op)->ToString(), "{devices=[1,2,4]0,1,2,3,4,5,6,7 last_tile_dim_replicate}");
 }
 
+// A sub-axis is a run of its axis's major-to-minor pieces: with x = 4 cut
+// into halves (device = 2*x + y = 4*x_major + 2*x_minor + y), "x":(1)2 is
+// x_major and "x":(2)2 x_minor.
+TEST(ShardingAccessTest, SdySubAxesSplitTheirAxis) {
+  auto m = frontend::ParseStableHlo(R"(module @m {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"y"}]>},
+                  %b: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(2)2}, {"x":(1)2}]>},
+                  %c: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["z"=2]>, [{}, {"z"}]>},
+                  %d: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)3}, {}]>},
+                  %e: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"y"}>}) {
+    func.return
+  }
+})", "s.mlir");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *(*m)->Lookup("main");
+  auto a = ArgSharding(**m, f, 0);
+  ASSERT_TRUE(a.ok() && a->has_value()) << a.status().ToString();
+  EXPECT_EQ((*a)->ToString(), "{devices=[2,2,2]0,2,1,3,4,6,5,7 last_tile_dim_replicate}");
+  auto b = ArgSharding(**m, f, 1);
+  ASSERT_TRUE(b.ok() && b->has_value()) << b.status().ToString();
+  EXPECT_EQ((*b)->ToString(), "{devices=[2,2,2]0,1,4,5,2,3,6,7 last_tile_dim_replicate}");
+  auto c = ArgSharding(**m, f, 2);  // an inline mesh
+  ASSERT_TRUE(c.ok() && c->has_value()) << c.status().ToString();
+  EXPECT_EQ((*c)->ToString(), "{devices=[1,2]0,1}");
+  EXPECT_EQ(ArgSharding(**m, f, 3).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ArgSharding(**m, f, 4).status().code(), StatusCode::kUnimplemented);
+}
+
 TEST(ShardingAccessTest, SdyErrors) {
   auto m = frontend::ParseStableHlo(R"(module @m {
   sdy.mesh @mesh = <["x"=2]>

@@ -93,7 +93,7 @@ Work AttentionWork(const ir::Operation& op, const AttentionShape& s, bool backwa
                 std::to_string(s.batch) + ", " + std::to_string(s.heads) + " heads, " +
                 std::to_string(s.kv_heads) + " KV heads, " + std::to_string(s.q_len) + "x" +
                 std::to_string(s.kv_len) + ", head dim " + std::to_string(s.head_dim) + ", " +
-                s.mask + ")";
+                s.mask + ") from its shapes";
   return w;
 }
 

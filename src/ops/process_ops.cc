@@ -1,6 +1,7 @@
 // Ops that talk to the process's surroundings: its place in the grid
 // (replica_id, partition_id), tokens (after_all, create_token), the infeed and
 // outfeed streams, and point-to-point channels (send, recv).
+#include "ops/host_callbacks.h"
 #include "ops/op_util.h"
 #include "ops/work_util.h"
 #include "tpusim/ops/collectives.h"
@@ -8,8 +9,8 @@
 namespace tpusim::ops {
 namespace {
 
-// Grid ids and tokens cost nothing. The streams and channels are not priced:
-// tpusim models no host link or interconnect (their work stays unstated).
+// Grid ids and tokens cost nothing. The streams are not priced; transfers
+// with the host are priced on the chip's host link.
 Work NoWork(const ir::Operation&) { return {.free = true}; }
 
 const ir::Type kUi32Scalar = ir::Type::Tensor(ir::ElementType::kUI32, {});
@@ -179,6 +180,9 @@ StatusOr<std::optional<ProcessId>> Partner(EvalContext& ctx, const ir::Operation
 // host, which this executor models as the same channel queue.
 StatusOr<std::vector<Tensor>> EvalSend(EvalContext& ctx, const ir::Operation& op,
                                        std::span<const Tensor> operands) {
+  if (std::optional<std::string> callback = HostCallbackName(op); callback && HostTransfer(op)) {
+    return Unimplemented(HostCallbackError("stablehlo.send to host callback '" + *callback + "'"));
+  }
   TPUSIM_ASSIGN_OR_RETURN(Collectives * grid, RequireGrid(ctx, op));
   TPUSIM_ASSIGN_OR_RETURN(std::optional<ProcessId> target, Partner(ctx, op, true));
   if (!target || *target >= 0) {
@@ -190,6 +194,10 @@ StatusOr<std::vector<Tensor>> EvalSend(EvalContext& ctx, const ir::Operation& op
 
 StatusOr<std::vector<Tensor>> EvalRecv(EvalContext& ctx, const ir::Operation& op,
                                        std::span<const Tensor>) {
+  if (std::optional<std::string> callback = HostCallbackName(op); callback && HostTransfer(op)) {
+    return Unimplemented(
+        HostCallbackError("stablehlo.recv from host callback '" + *callback + "'"));
+  }
   TPUSIM_ASSIGN_OR_RETURN(Collectives * grid, RequireGrid(ctx, op));
   TPUSIM_ASSIGN_OR_RETURN(std::optional<ProcessId> source, Partner(ctx, op, false));
   if (source && *source < 0) {
@@ -225,16 +233,27 @@ Status VerifyRecv(const ir::Operation& op) {
   return VerifyPairs(op);
 }
 
+// One transfer of the op's tensors over the host link.
+Work HostTransferWork(const ir::Operation& op) {
+  Work w;
+  for (int i = 0; i < op.num_operands(); ++i) w.host_bytes += LogicalBytes(op.operand(i).type());
+  for (int i = 0; i < op.num_results(); ++i) w.host_bytes += LogicalBytes(op.result(i).type());
+  w.host_transfers = 1;
+  return w;
+}
+
 // A send to another device reads its operands; the transfer is priced at
 // the recv, whose results wait for it, as a collective_permute over the
-// pairs. The model has no link to the host, and without pairs no route.
+// pairs; without pairs there is no route. Transfers with the host are
+// priced on the host link.
 Work SendWork(const ir::Operation& op) {
-  if (HostTransfer(op)) return {.unpriced = true};
+  if (HostTransfer(op)) return HostTransferWork(op);
   return ReadsAndWrites(op);
 }
 
 Work RecvWork(const ir::Operation& op) {
-  if (HostTransfer(op) || !op.attr("source_target_pairs")) return {.unpriced = true};
+  if (HostTransfer(op)) return HostTransferWork(op);
+  if (!op.attr("source_target_pairs")) return {.unpriced = true};
   int64_t bytes = 0;
   for (int i = 0; i + 1 < op.num_results(); ++i) bytes += LogicalBytes(op.result(i).type());
   Work w = ReadsAndWrites(op);

@@ -158,9 +158,9 @@ std::optional<CompareMatch> MatchCompareRegion(const ir::Region& region) {
   if (region.num_blocks() != 1 || region.front().num_arguments() < 2) return std::nullopt;
   const ir::Block& block = region.front();
   const ir::Operation* ret = block.terminator();
-  if (ret == nullptr || ret->name_str() != "stablehlo.return" || ret->num_operands() != 1) {
-    return std::nullopt;
-  }
+  const bool returns = ret != nullptr && (ret->name_str() == "stablehlo.return" ||
+                                          ret->name_str() == "func.return");
+  if (!returns || ret->num_operands() != 1) return std::nullopt;
   const ir::Operation* op = DefinedBy(ret->operand(0), "stablehlo.compare");
   if (op == nullptr || op->num_operands() != 2 || op->parent() != &block ||
       !IsScalar(block.argument(0).type()) ||

@@ -42,8 +42,9 @@ struct CompareMatch {
   uint64_t nan_bits = 0, zero_bits = 0;
 };
 
-// The comparison computed by `region` when it returns `stablehlo.compare`
-// of block arguments 0 and 1 (in that order), or, with TOTALORDER, of their
+// The comparison computed by `region` (or a function's body) when it
+// returns `stablehlo.compare` of block arguments 0 and 1 (in that order), or,
+// with TOTALORDER, of their
 // JAX canonicalizations select(x != x, NaN, select(x == 0, 0, x)); nullopt
 // otherwise. Further block arguments (as in a multi-operand sort comparator)
 // are allowed and unused.

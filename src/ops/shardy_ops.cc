@@ -88,7 +88,7 @@ StatusOr<ir::HloSharding> ManualSharding(const ir::Module& module, const Attribu
                                          const Attribute& manual_axes, int64_t rank) {
   auto manual = [&](const Attribute& axis) {
     for (const Attribute& m : manual_axes.Get("axes").array()) {
-      if (m.str() == axis.str()) return true;
+      if (m.str() == ir::SdyAxisName(axis)) return true;
     }
     return false;
   };

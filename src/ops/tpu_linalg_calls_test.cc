@@ -189,8 +189,7 @@ TEST(TpuLinalgCallsFormTest, TimingNotesThePricing) {
   ASSERT_EQ(t->notes().size(), 1u);
   // 2 m n^2 - 2/3 n^3 = 192 - 42.67
   EXPECT_EQ(t->notes()[0],
-            "custom-call 'Qr' at test.mlir:2:3 priced as Householder QR (geqrf) from its "
-            "shapes: 149 FLOP");
+            "custom-call 'Qr' at test.mlir:2:3 priced as Householder QR (geqrf): 149 FLOP");
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ TEST(ReportTest, TraceHasATrackPerUnit) {
     if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"]);
     if (e["ph"] == "X") ++slices;
   }
-  EXPECT_EQ(tracks, (std::set<std::string>{"ops", "mxu", "vpu", "xlu", "hbm", "ici"}));
+  EXPECT_EQ(tracks, (std::set<std::string>{"ops", "mxu", "vpu", "xlu", "hbm", "ici", "host"}));
   EXPECT_GE(slices, 2);
 }
 

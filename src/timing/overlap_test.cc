@@ -106,7 +106,11 @@ module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
                              .seconds;
   EXPECT_GT(permute, 0);
   EXPECT_GE(e[2].cost.seconds, permute);
-  EXPECT_FALSE(e[3].priced);  // from the host
+  // From the host: 4 MiB over the host link.
+  EXPECT_TRUE(e[3].priced);
+  EXPECT_EQ(e[3].cost.bound, hw::Bound::kHost);
+  EXPECT_NEAR(e[3].cost.unit_seconds[static_cast<int>(hw::Unit::kHost)],
+              (4 << 20) / slice->chip.host.bytes_per_s + slice->chip.host.latency_s, 1e-12);
 }
 
 }  // namespace

@@ -30,13 +30,14 @@ namespace fs = std::filesystem;
 using test::ReadFile;
 
 // Ops the conformance programs use that the model cannot price yet: it has
-// no model of the link to the host (infeed/outfeed, send/recv to and from
-// the host), and interpreter.run_parallel runs several processes, so no one
-// device's time.
+// no model of the infeed/outfeed streams (send/recv with the host are
+// priced on the host link), and interpreter.run_parallel runs several
+// processes, so no one device's time.
 const std::set<std::string>& NotPricedYet() {
   static const std::set<std::string> ops = {
-      "interpreter.run_parallel", "stablehlo.infeed", "stablehlo.outfeed",
-      "stablehlo.recv",           "stablehlo.send",
+      "interpreter.run_parallel",
+      "stablehlo.infeed",
+      "stablehlo.outfeed",
   };
   return ops;
 }

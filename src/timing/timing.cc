@@ -68,12 +68,16 @@ void NoteCustomCall(const ir::Operation& op, Timeline* timeline) {
   ops::Work work = def->work(op);
   if (work.free) return;  // a partitioner's marker, not foreign code
   const std::string at = prefix + "at " + op.loc().ToString();
+  if (work.host_bytes > 0 && timeline->chip().host.bytes_per_s <= 0) {
+    timeline->AddNote(at + " moves " + std::to_string(work.host_bytes) +
+                      " bytes over the host link, which this chip model lacks: priced as free");
+  }
   // Targets tpusim evaluates (LAPACK's, ...) have values; others only a time.
   const ops::CustomCallDef* known = ops::CustomCallRegistry::Lookup(target.str());
   const std::string values = known != nullptr && known->eval ? "" : "; it has no values";
   if (!work.priced_as.empty()) {
-    timeline->AddNote(at + " priced as " + work.priced_as + " from its shapes: " +
-                      std::to_string(work.flops) + " FLOP" + values);
+    timeline->AddNote(at + " priced as " + work.priced_as + ": " + std::to_string(work.flops) +
+                      " FLOP" + values);
     return;
   }
   timeline->AddNote(at + " timed from its shapes (reads " + std::to_string(work.bytes_read()) +
@@ -195,6 +199,11 @@ class StaticWalker {
   }
 
   Status Op(const ir::Operation& op, const ops::OpDef* def, int64_t count, int depth) {
+    if (def != nullptr && def->work != nullptr) {
+      if (std::string error = def->work(op).error; !error.empty()) {
+        return Unimplemented(error).WithLocation(op.loc().ToString());
+      }
+    }
     bool priced;
     hw::OpCost cost = PriceOp(timeline_->chip(), op, options_.eval, options_.pod, &priced);
     timeline_->Append(op, cost, priced, count);

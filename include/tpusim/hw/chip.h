@@ -73,6 +73,14 @@ struct IciSpec {
   double hop_latency_s = 1e-6;  // per chip crossed
 };
 
+// The chip's link to its host's memory (PCIe): host offloading and host
+// callbacks move data over it. bytes_per_s = 0: not modeled, and such moves
+// are priced as free (the report notes it).
+struct HostLinkSpec {
+  double bytes_per_s = 0;  // one way
+  double latency_s = 0;    // per transfer
+};
+
 // How the generation's pod slices are built (src/pod prices them).
 struct SliceRules {
   int rank = 2;  // torus dimensions
@@ -98,6 +106,7 @@ struct ChipSpec {
   VectorUnitSpec vpu;
   MemorySpec memory;
   IciSpec ici;
+  HostLinkSpec host;
   SliceRules slice;
   double op_overhead_s = 0;   // fixed cost per op launch (see docs/report.md)
   // The vendor's bf16 peak, kept to check PeakBf16FlopsPerS(); 0 if unknown.

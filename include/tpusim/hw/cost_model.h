@@ -15,19 +15,21 @@
 namespace tpusim::hw {
 
 // kIci: the chip's inter-chip links, busy with a collective's transfers
-// (priced by the pod model, src/pod).
-enum class Unit { kMxu, kVector, kTranspose, kHbm, kIci };
-inline constexpr int kNumUnits = 5;
-const char* UnitName(Unit u);  // "mxu", "vpu", "xlu", "hbm", "ici"
+// (priced by the pod model, src/pod). kHost: the link to the host's memory
+// (host offloading, host callbacks).
+enum class Unit { kMxu, kVector, kTranspose, kHbm, kIci, kHost };
+inline constexpr int kNumUnits = 6;
+const char* UnitName(Unit u);  // "mxu", "vpu", "xlu", "hbm", "ici", "host"
 
 // What limits an op.
-enum class Bound { kMxu, kVector, kTranspose, kMemory, kIci, kOverhead, kFree };
-inline constexpr int kNumBounds = 7;
-const char* BoundName(Bound b);  // "mxu", "vpu", "xlu", "memory", "ici", "overhead", "free"
+enum class Bound { kMxu, kVector, kTranspose, kMemory, kIci, kHost, kOverhead, kFree };
+inline constexpr int kNumBounds = 8;
+// "mxu", "vpu", "xlu", "memory", "ici", "host", "overhead", "free"
+const char* BoundName(Bound b);
 
 struct OpCost {
   double seconds = 0;                       // the op's predicted time
-  double unit_seconds[kNumUnits] = {0, 0, 0, 0, 0};
+  double unit_seconds[kNumUnits] = {};
   double overhead_seconds = 0;
   int64_t mxu_cycles = 0;                   // all passes, busiest MXU
   int64_t flops = 0;

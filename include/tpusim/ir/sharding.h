@@ -53,9 +53,14 @@ struct HloSharding {
 // `metadata={...}` is ignored. kInvalidArgument on malformed text.
 StatusOr<HloSharding> ParseHloSharding(std::string_view text);
 
+// The name of a Shardy axis ref: a full axis (a string) or a sub-axis
+// ("sdy.sub_axis" struct, `"x":(1)2`); "" for anything else.
+std::string SdyAxisName(const Attribute& axis);
+
 // The HloSharding of a `#sdy.sharding` attribute (kStruct "sdy.sharding",
 // as the parser builds it) for a tensor of `rank` dimensions, given the
-// module's meshes (the "sdy.meshes" module attribute).
+// module's meshes (the "sdy.meshes" module attribute) or its inline mesh.
+// Sub-axes split their axis; kUnimplemented for unreduced axes.
 StatusOr<HloSharding> SdyShardingToHlo(const Module& module, const Attribute& sharding,
                                        int64_t rank);
 

@@ -81,12 +81,20 @@ struct Work {
   int64_t onchip_bytes = 0;
   int64_t onchip_tiles = 0;
   std::optional<CollectiveWork> collective;
+  // Bytes moved over the chip's link to its host (host offloading, host
+  // callbacks), in `host_transfers` transfers; priced on the chip's host link.
+  int64_t host_bytes = 0;
+  int64_t host_transfers = 0;
   // For a foreign kernel (a custom call): the algorithm it was priced as.
   std::string priced_as;
   // The model cannot price this use of the op (a transfer to or from the
   // host, a recv without source_target_pairs); the report lists it as
   // unpriced.
   bool unpriced = false;
+  // Set when the op cannot be priced at all and a guess would mislead (a
+  // Pallas kernel without a cost estimate): timing-only runs fail with this
+  // message at the op. Such work is also `unpriced`.
+  std::string error;
 
   void AddVector(VectorClass c, int64_t n) { vector_ops[static_cast<int>(c)] += n; }
   int64_t bytes_read() const;     // logical (unpadded) bytes
