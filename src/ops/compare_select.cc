@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -148,6 +149,7 @@ Work CompareWork(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.compare", .verify = VerifyCompare, .eval = EvalCompare,
                     .work = CompareWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.compare"}, InferElementwise);
 
 // ---------------------------------------------------------------- select
 
@@ -222,6 +224,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.select",
                     .eval = EvalSelect,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2}),
                     .sharding_rule = ScalarOrElementwiseRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.select"}, InferElementwise);
 
 // ---------------------------------------------------------------- clamp
 
@@ -288,6 +291,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.clamp",
                     .eval = EvalClamp,
                     .work = ElementwiseRule({.alu = 2}, {.alu = 10}),
                     .sharding_rule = ScalarOrElementwiseRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.clamp"}, InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

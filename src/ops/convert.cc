@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 #include "tpusim/numerics/tpu.h"
 
@@ -145,6 +146,7 @@ StatusOr<std::vector<Tensor>> EvalConvert(EvalContext& ctx, const ir::Operation&
 // One VPU conversion per element (per part for complex).
 TPUSIM_REGISTER_OP({.name = "stablehlo.convert", .verify = VerifyConvert, .eval = EvalConvert,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2})});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convert"}, InferElementwise);
 
 // ---------------------------------------------------------------- bitcast_convert
 
@@ -339,6 +341,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_precision",
                     .verify = VerifyReducePrecision,
                     .eval = EvalReducePrecision,
                     .work = ElementwiseRule({.alu = 11})});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reduce_precision"}, InferElementwise);
 
 // ---------------------------------------------------------------- complex, real, imag
 
@@ -433,10 +436,13 @@ Work PartsWork(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.complex", .verify = VerifyComplex, .eval = EvalComplex,
                     .work = PartsWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.complex"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.real", .verify = VerifyPart, .eval = EvalPart<false>,
                     .work = PartsWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.real"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.imag", .verify = VerifyPart, .eval = EvalPart<true>,
                     .work = PartsWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.imag"}, InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/arg_shapes.h"
 #include "runtime/run_devices.h"
 #include "runtime/run_io.h"
 #include "runtime/sharding_flags.h"
@@ -130,6 +131,12 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   if (slice) chip = slice->chip;
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
+  {
+    // A shape-polymorphic program is refined for its inputs first, so that
+    // sharding, partitioning, the compile cache and the run see static shapes.
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> files, InputFiles(*f, options));
+    TPUSIM_RETURN_IF_ERROR(RefineForArguments(*module, f->name(), options.arg_shapes, files));
+  }
   if (!options.mesh.empty() || !options.shard.empty()) {
     TPUSIM_RETURN_IF_ERROR(
         ApplyShardingFlags(options.mesh, options.shard, *module, *module->Lookup(f->name())));
