@@ -92,8 +92,8 @@ int Main(int argc, char** argv) {
                     "fill parameters without --input with random values");
   run_cmd
       ->add_option("--arg-shape", run.arg_shapes,
-                    "shape of a parameter with dynamic (?) dimensions: NAME=DIMS, like arg0=8x4 "
-                    "(default: its --input file's shape)")
+                   "shape of a parameter with dynamic (?) dimensions: NAME=DIMS, like arg0=8x4 "
+                   "(default: its --input file's shape)")
       ->allow_extra_args(false);
   run_cmd->add_option("--seed", run.seed, "seed of --random-inputs")->capture_default_str();
   run_flags.AddTo(*run_cmd, "tpu");
@@ -355,10 +355,11 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (*convert_cmd) {
-    auto text = tpusim::runtime::ConvertProgram(
-        convert_program, convert_to == "hlo" ? tpusim::runtime::TextFormat::kHlo
-                                             : tpusim::runtime::TextFormat::kMlir,
-        convert_arg_shapes);
+    auto text =
+        tpusim::runtime::ConvertProgram(convert_program,
+                                        convert_to == "hlo" ? tpusim::runtime::TextFormat::kHlo
+                                                            : tpusim::runtime::TextFormat::kMlir,
+                                        convert_arg_shapes);
     if (!text.ok()) return Fail(text.status());
     std::fputs(text->c_str(), stdout);
     return 0;

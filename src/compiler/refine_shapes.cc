@@ -4,10 +4,10 @@
 // do before such a program runs: the entry's parameters take the argument
 // types given, then every op, in program order, gets static result types
 // from its operands' (the op's shape rule, tpusim/ops/shape_rule.h,
-// registered beside the op's definition). Shape computations are evaluated as they are met: the values
-// of get_dimension_size and of the small integer ops on it are known, which
-// sizes the dynamic_* ops' results; those ops whose static form exists
-// become it (dynamic_broadcast_in_dim -> broadcast_in_dim, ...).
+// registered beside the op's definition). Shape computations are evaluated as they are met: the
+// values of get_dimension_size and of the small integer ops on it are known, which sizes the
+// dynamic_* ops' results; those ops whose static form exists become it (dynamic_broadcast_in_dim ->
+// broadcast_in_dim, ...).
 //
 // The parts that are not one op's rule live here: regions (while's carried
 // values, if/case results from their branches), func.call (each callee
@@ -16,6 +16,8 @@
 // place when it has one caller), and @shape_assertion custom calls, checked
 // with the known values, failing with their error_message filled in as jax
 // does, then dropped.
+#include "tpusim/compiler/refine_shapes.h"
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,7 +27,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tpusim/compiler/refine_shapes.h"
 #include "tpusim/ir/dynamic.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/numerics/float_formats.h"
@@ -151,7 +152,8 @@ class Refiner {
       if (f == nullptr) continue;
       ir::Walk(f->body(), [&](ir::Operation& op) {
         for (const auto& [key, value] : op.attrs().entries()) {
-          if (value.kind() == ir::Attribute::Kind::kSymbolRef && reached.insert(value.str()).second) {
+          if (value.kind() == ir::Attribute::Kind::kSymbolRef &&
+              reached.insert(value.str()).second) {
             work.push_back(value.str());
           }
         }
@@ -209,8 +211,7 @@ class Refiner {
 
   Status RefineFunction(ir::Function& f) {
     if (!refining_.insert(f.name()).second) {
-      return Unimplemented("@" + f.name() +
-                           " calls itself; recursive functions cannot be refined")
+      return Unimplemented("@" + f.name() + " calls itself; recursive functions cannot be refined")
           .WithLocation(f.loc().ToString());
     }
     if (f.body().num_blocks() != 1) {
@@ -242,14 +243,36 @@ class Refiner {
       }
       std::unique_ptr<ir::Operation> stat = StaticForm(*op);
       if (stat) {
-        for (int i = 0; i < op->num_results(); ++i) replaced_[op->result(i).impl()] = stat->result(i);
+        for (int i = 0; i < op->num_results(); ++i)
+          replaced_[op->result(i).impl()] = stat->result(i);
         removed_.push_back(std::move(op));
         op = std::move(stat);
       }
       Compute(*op);
+      if (std::unique_ptr<ir::Operation> size = SizeConstant(*op)) {
+        replaced_[op->result(0).impl()] = size->result(0);
+        known_[size->result(0).impl()] = known_[op->result(0).impl()];
+        removed_.push_back(std::move(op));
+        op = std::move(size);
+      }
       block.Append(std::move(op));
     }
     return Status::Ok();
+  }
+
+  // A get_dimension_size of a sized operand as the constant it now is, as
+  // StableHLO's refinement folds it (XLA HLO text has no such op).
+  std::unique_ptr<ir::Operation> SizeConstant(const ir::Operation& op) {
+    if (op.name_str() != "stablehlo.get_dimension_size") return nullptr;
+    auto it = known_.find(op.result(0).impl());
+    if (it == known_.end()) return nullptr;
+    const Tensor& t = it->second;
+    auto constant = std::make_unique<ir::Operation>(ir::OpName("stablehlo.constant"), op.loc());
+    constant->attrs().Set("value",
+                          ir::Attribute::DenseElements(
+                              t.type(), std::vector<uint8_t>(t.raw(), t.raw() + t.size_bytes())));
+    constant->AddResult(op.result(0).type(), op.result(0).name());
+    return constant;
   }
 
   Status RefineOp(ir::Operation& op) {
@@ -306,8 +329,8 @@ class Refiner {
       const ir::Type& declared = op.result(i).type();
       if (!ir::IsStatic(types[i]) || !Admits(declared, types[i])) {
         return InvalidArgument("'" + op.name_str() + "' result " + std::to_string(i) +
-                               " is declared " + declared.ToString() + " but its operands make it " +
-                               types[i].ToString());
+                               " is declared " + declared.ToString() +
+                               " but its operands make it " + types[i].ToString());
       }
       // A static declared type keeps its layout.
       if (!ir::IsStatic(declared)) SetType(op.result(i), types[i]);
@@ -340,7 +363,8 @@ class Refiner {
   Status RefineBranches(ir::Operation& op) {
     std::optional<std::vector<ir::Type>> types;
     for (int r = 0; r < op.num_regions(); ++r) {
-      if (op.region(r).empty()) return InvalidArgument("'" + op.name_str() + "' has an empty branch");
+      if (op.region(r).empty())
+        return InvalidArgument("'" + op.name_str() + "' has an empty branch");
       ir::Block& body = op.region(r).front();
       TPUSIM_RETURN_IF_ERROR(RefineBlock(body));
       const ir::Operation* ret = body.terminator();
@@ -348,8 +372,8 @@ class Refiner {
       std::vector<ir::Type> branch = ir::TypesOf(ret->operands());
       if (types && *types != branch) {
         return InvalidArgument("'" + op.name_str() + "' branches return " +
-                               ir::TypeListString(*types) + " and " +
-                               ir::TypeListString(branch) + " once refined");
+                               ir::TypeListString(*types) + " and " + ir::TypeListString(branch) +
+                               " once refined");
       }
       types = std::move(branch);
     }
@@ -401,7 +425,8 @@ class Refiner {
   static std::string ValueString(const Tensor& t) {
     std::string s;
     for (int64_t i = 0; i < t.num_elements(); ++i) {
-      s += (i ? "," : "") + std::to_string(numerics::LoadAsInt64(t.element(), t.raw() + i * ir::StorageBytes(t.element())));
+      s += (i ? "," : "") + std::to_string(numerics::LoadAsInt64(
+                                t.element(), t.raw() + i * ir::StorageBytes(t.element())));
     }
     return s;
   }
@@ -458,7 +483,8 @@ class Refiner {
       std::vector<int64_t> v;
       const Tensor& t = it->second;
       for (int64_t k = 0; k < t.num_elements(); ++k) {
-        v.push_back(numerics::LoadAsInt64(t.element(), t.raw() + k * ir::StorageBytes(t.element())));
+        v.push_back(
+            numerics::LoadAsInt64(t.element(), t.raw() + k * ir::StorageBytes(t.element())));
       }
       return v;
     };
@@ -481,14 +507,16 @@ class Refiner {
       if (!start || !limit || !strides) return nullptr;
       static_name = "stablehlo.slice";
       operands = {op.operand(0)};
-      attrs = {{"start_indices", Ints(*start)}, {"limit_indices", Ints(*limit)},
+      attrs = {{"start_indices", Ints(*start)},
+               {"limit_indices", Ints(*limit)},
                {"strides", Ints(*strides)}};
     } else if (name == "stablehlo.dynamic_pad") {
       auto low = known(2), high = known(3), interior = known(4);
       if (!low || !high || !interior) return nullptr;
       static_name = "stablehlo.pad";
       operands = {op.operand(0), op.operand(1)};
-      attrs = {{"edge_padding_low", Ints(*low)}, {"edge_padding_high", Ints(*high)},
+      attrs = {{"edge_padding_low", Ints(*low)},
+               {"edge_padding_high", Ints(*high)},
                {"interior_padding", Ints(*interior)}};
     } else if (name == "stablehlo.dynamic_gather") {
       auto sizes = known(2);
@@ -546,7 +574,7 @@ class Refiner {
   ir::ValueMap replaced_;  // results of ops replaced by static forms
   // Replaced and dropped ops, kept while the maps are keyed by their results.
   std::vector<std::unique_ptr<ir::Operation>> removed_;
-  std::map<std::string, int> callers_;          // call sites per function
+  std::map<std::string, int> callers_;              // call sites per function
   std::map<std::string, std::string> specialized_;  // call key -> function refined for it
   std::set<std::string> refined_in_place_;
   std::map<std::string, int> clones_;

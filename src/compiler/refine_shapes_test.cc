@@ -2,10 +2,11 @@
 // writes them) before, and after refinement for given argument shapes. dce
 // runs after it in the goldens, to drop the shape computations it leaves
 // unused.
+#include "tpusim/compiler/refine_shapes.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/simplify_test_util.h"
-#include "tpusim/compiler/refine_shapes.h"
 #include "tpusim/ir/dynamic.h"
 
 namespace tpusim::compiler {
@@ -100,6 +101,20 @@ TEST(RefineShapesTest, StructuralOpsInferTheirResults) {
     })"));
 }
 
+TEST(RefineShapesTest, ConvolutionsTakeTheirBatch) {
+  EXPECT_EQ(Refined(R"(
+    func.func @main(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32> {
+      %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32>
+      return %0 : tensor<?x4x6x6xf32>
+    })",
+                    {F32({2, 3, 8, 8}), F32({4, 3, 3, 3})}),
+            Printed(R"(
+    func.func @main(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32> {
+      %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+      return %0 : tensor<2x4x6x6xf32>
+    })"));
+}
+
 // The shape operands, computed from get_dimension_size, are known: the
 // dynamic ops become their static forms and dce drops the computation.
 TEST(RefineShapesTest, DynamicOpsBecomeStatic) {
@@ -160,7 +175,7 @@ TEST(RefineShapesTest, DimensionArgumentsSizeTheCallee) {
                     {F32({5, 2})}),
             Printed(R"(
     func.func public @main(%x: tensor<5x2xf32>) -> tensor<5x2xf32> {
-      %0 = stablehlo.get_dimension_size %x, dim = 0 : (tensor<5x2xf32>) -> tensor<i32>
+      %0 = stablehlo.constant dense<5> : tensor<i32>
       %1 = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>
       %3 = call @wrapped(%1, %x) : (tensor<i64>, tensor<5x2xf32>) -> tensor<5x2xf32>
       return %3 : tensor<5x2xf32>
@@ -266,7 +281,7 @@ TEST(RefineShapesTest, FailedShapeAssertionsGiveTheirMessage) {
       return %x : tensor<?x4xf32>
     })";
   EXPECT_EQ(RefineError(program, {F32({6, 4})}), "");
-  EXPECT_EQ(RefineError(program, {F32({7, 4})}), "test.mlir:8:7: remainder 1 dividing 7 by 2");
+  EXPECT_EQ(RefineError(program, {F32({7, 4})}), "test.mlir:9:7: remainder 1 dividing 7 by 2");
 }
 
 TEST(RefineShapesTest, ErrorsNameWhatCannotBeRefined) {
@@ -277,7 +292,7 @@ TEST(RefineShapesTest, ErrorsNameWhatCannotBeRefined) {
       return %0 : tensor<?xf32>
     })",
                         {F32({4}), ir::Type::Tensor(ir::ElementType::kSI32, {1})}),
-            "test.mlir:3:12: 'stablehlo.dynamic_reshape' output_shape is not known before the "
+            "test.mlir:3:7: 'stablehlo.dynamic_reshape' output_shape is not known before the "
             "program runs (it depends on data, not only on the input shapes)");
   // A shape that does not fit the declared one.
   EXPECT_EQ(RefineError(R"(
@@ -288,12 +303,12 @@ TEST(RefineShapesTest, ErrorsNameWhatCannotBeRefined) {
             "@main's parameter %x has type tensor<?x4xf32>, which tensor<4x5xf32> does not fit");
   // Operands that disagree once sized.
   EXPECT_EQ(RefineError(R"(
-    func.func @main(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+    func.func @main(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<5xf32> {
       %0 = stablehlo.concatenate %x, %y, dim = 0 : (tensor<?xf32>, tensor<?xf32>) -> tensor<5xf32>
       return %0 : tensor<5xf32>
     })",
                         {F32({2}), F32({4})}),
-            "test.mlir:3:12: 'stablehlo.concatenate' result 0 is declared tensor<5xf32> but its "
+            "test.mlir:3:7: 'stablehlo.concatenate' result 0 is declared tensor<5xf32> but its "
             "operands make it tensor<6xf32>");
   // No shapes for a dynamic parameter.
   EXPECT_EQ(RefineError(R"(
@@ -311,7 +326,8 @@ TEST(RefineShapesTest, StaticProgramsAreLeftAlone) {
       %0 = stablehlo.add %x, %x : tensor<2xf32>
       return %0 : tensor<2xf32>
     })";
-  EXPECT_EQ(AfterPasses(program, {RunRefineShapes}, PassContext{.entry = "main"}), Printed(program));
+  EXPECT_EQ(AfterPasses(program, {RunRefineShapes}, PassContext{.entry = "main"}),
+            Printed(program));
 }
 
 }  // namespace

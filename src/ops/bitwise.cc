@@ -132,47 +132,45 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.and",
                     .verify = VerifyBits<2, kBoolInt>,
                     .eval = EvalBinary<BitOp::kAnd>,
                     .work = ElementwiseRule(kOne)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.and"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.or",
                     .verify = VerifyBits<2, kBoolInt>,
                     .eval = EvalBinary<BitOp::kOr>,
                     .work = ElementwiseRule(kOne)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.or"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.xor",
                     .verify = VerifyBits<2, kBoolInt>,
                     .eval = EvalBinary<BitOp::kXor>,
                     .work = ElementwiseRule(kOne)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.xor"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.not",
                     .verify = VerifyBits<1, kBoolInt>,
                     .eval = EvalNot,
                     .work = ElementwiseRule(kOne)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.not"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_left",
                     .verify = VerifyBits<2, kIntTypes>,
                     .eval = EvalBinary<BitOp::kShl>,
                     .work = ElementwiseRule(kShift)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.shift_left"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_right_arithmetic",
                     .verify = VerifyBits<2, kIntTypes>,
                     .eval = EvalBinary<BitOp::kShrA>,
                     .work = ElementwiseRule(kShift)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.shift_right_arithmetic"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_right_logical",
                     .verify = VerifyBits<2, kIntTypes>,
                     .eval = EvalBinary<BitOp::kShrL>,
                     .work = ElementwiseRule(kShift)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.shift_right_logical"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.popcnt",
                     .verify = VerifyBits<1, kIntTypes>,
                     .eval = EvalCount<CountOp::kPopcnt>,
                     .work = ElementwiseRule(kOne)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.popcnt"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.count_leading_zeros",
                     .verify = VerifyBits<1, kIntTypes>,
                     .eval = EvalCount<CountOp::kClz>,
                     .work = ElementwiseRule(kOne)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.count_leading_zeros"}, InferElementwise);
+
+// Every op here is elementwise: its result has its operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not",
+                            "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
+                            "stablehlo.shift_right_logical", "stablehlo.popcnt",
+                            "stablehlo.count_leading_zeros"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

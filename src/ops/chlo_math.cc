@@ -15,8 +15,8 @@
 #include "ops/elementwise_kernel.h"
 #include "ops/op_util.h"
 #include "ops/shape_infer.h"
-#include "ops/work_util.h"
 #include "ops/special_functions.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -199,10 +199,8 @@ Work SeriesWork(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "chlo.polygamma", .verify = VerifyBinaryFloat,
                     .eval = EvalPolygamma, .work = SeriesWork});
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.polygamma"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "chlo.zeta", .verify = VerifyBinaryFloat, .eval = EvalZeta,
                     .work = SeriesWork});
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.zeta"}, InferElementwise);
 
 // next_after(x, y): the representable value after x in the direction of y,
 // found by stepping x's bit pattern as sign and magnitude (subnormals
@@ -271,7 +269,6 @@ TPUSIM_REGISTER_OP({.name = "chlo.next_after", .verify = VerifyNextAfter, .eval 
                     .work = [](const ir::Operation& op) {
                       return ElementwiseWork(op, VectorClass::kAlu, 4);
                     }});
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.next_after"}, InferElementwise);
 
 // ----------------------------------------------------------------- predicates
 
@@ -322,17 +319,14 @@ TPUSIM_REGISTER_OP({.name = "chlo.is_inf",
                     .verify = VerifyInfPredicate,
                     .eval = EvalInfPredicate<0>,
                     .work = AluWork});
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.is_inf"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "chlo.is_pos_inf",
                     .verify = VerifyInfPredicate,
                     .eval = EvalInfPredicate<1>,
                     .work = AluWork});
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.is_pos_inf"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "chlo.is_neg_inf",
                     .verify = VerifyInfPredicate,
                     .eval = EvalInfPredicate<-1>,
                     .work = AluWork});
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.is_neg_inf"}, InferElementwise);
 
 // ----------------------------------------------------------------- mulhi
 
@@ -451,8 +445,13 @@ TPUSIM_REGISTER_OP({.name = "chlo.constant_like",
                     .eval = EvalConstantLike,
                     .work = CopyWork});
 
-// Every op above is elementwise: results have its operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"chlo._asin_acos_kernel", "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan", "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan", "chlo.erf", "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma", "chlo.bessel_i1e", "chlo.square", "chlo.conj"},
+// The elementwise ops here: results have their operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"chlo.polygamma", "chlo.zeta", "chlo.next_after", "chlo.is_inf",
+                            "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo._asin_acos_kernel",
+                            "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan",
+                            "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan", "chlo.erf",
+                            "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma",
+                            "chlo.bessel_i1e", "chlo.square", "chlo.conj"},
                            InferElementwise);
 
 }  // namespace

@@ -149,7 +149,6 @@ Work CompareWork(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.compare", .verify = VerifyCompare, .eval = EvalCompare,
                     .work = CompareWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.compare"}, InferElementwise);
 
 // ---------------------------------------------------------------- select
 
@@ -224,7 +223,6 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.select",
                     .eval = EvalSelect,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2}),
                     .sharding_rule = ScalarOrElementwiseRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.select"}, InferElementwise);
 
 // ---------------------------------------------------------------- clamp
 
@@ -291,7 +289,10 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.clamp",
                     .eval = EvalClamp,
                     .work = ElementwiseRule({.alu = 2}, {.alu = 10}),
                     .sharding_rule = ScalarOrElementwiseRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.clamp"}, InferElementwise);
+
+// Each op here is elementwise (scalar predicates and bounds aside).
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.compare", "stablehlo.select", "stablehlo.clamp"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

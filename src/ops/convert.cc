@@ -146,7 +146,6 @@ StatusOr<std::vector<Tensor>> EvalConvert(EvalContext& ctx, const ir::Operation&
 // One VPU conversion per element (per part for complex).
 TPUSIM_REGISTER_OP({.name = "stablehlo.convert", .verify = VerifyConvert, .eval = EvalConvert,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2})});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convert"}, InferElementwise);
 
 // ---------------------------------------------------------------- bitcast_convert
 
@@ -341,7 +340,6 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_precision",
                     .verify = VerifyReducePrecision,
                     .eval = EvalReducePrecision,
                     .work = ElementwiseRule({.alu = 11})});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reduce_precision"}, InferElementwise);
 
 // ---------------------------------------------------------------- complex, real, imag
 
@@ -436,13 +434,15 @@ Work PartsWork(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.complex", .verify = VerifyComplex, .eval = EvalComplex,
                     .work = PartsWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.complex"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.real", .verify = VerifyPart, .eval = EvalPart<false>,
                     .work = PartsWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.real"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.imag", .verify = VerifyPart, .eval = EvalPart<true>,
                     .work = PartsWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.imag"}, InferElementwise);
+
+// The elementwise ops here: results have their operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convert", "stablehlo.reduce_precision", "stablehlo.complex",
+                            "stablehlo.real", "stablehlo.imag"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -198,8 +198,10 @@ TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Power>("stablehlo.power", PowerWork));
 TPUSIM_REGISTER_OP(BinaryDef<kFloatTypes | kComplexTypes, Atan2>(
     "stablehlo.atan2", ElementwiseRule({.transcendental = 1}, kComplexFunction)));
 
-// Every op above is elementwise: results have its operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.remainder", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.power", "stablehlo.atan2"},
+// Every op here is elementwise: its result has its operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply",
+                            "stablehlo.divide", "stablehlo.remainder", "stablehlo.maximum",
+                            "stablehlo.minimum", "stablehlo.power", "stablehlo.atan2"},
                            InferElementwise);
 
 }  // namespace

@@ -222,10 +222,8 @@ constexpr ElementOps kComplexFunction{.alu = 2, .multiply = 4, .transcendental =
 // |z| = sqrt(x^2 + y^2).
 TPUSIM_REGISTER_OP({.name = "stablehlo.abs", .verify = VerifyAbs, .eval = EvalAbs,
                     .work = ElementwiseRule(kAlu1, {.alu = 1, .multiply = 2, .divide = 1})});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.abs"}, InferElementwise);
 TPUSIM_REGISTER_OP({.name = "stablehlo.is_finite", .verify = VerifyIsFinite,
-                    .eval = EvalIsFinite, .work = ElementwiseRule(kAlu2)});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.is_finite"}, InferElementwise);  // mask, compare
+                    .eval = EvalIsFinite, .work = ElementwiseRule(kAlu2)});  // mask, compare
 TPUSIM_REGISTER_OP(UnaryDef<kIntTypes | kFC, Negate>("stablehlo.negate",
                                                      ElementwiseRule(kAlu1, kAlu2)));
 // Two compares and a select; sign(z) = z * rsqrt(x^2 + y^2).
@@ -262,8 +260,27 @@ TPUSIM_REGISTER_OP(
 TPUSIM_REGISTER_OP(
     UnaryDef<kFC, Cbrt>("stablehlo.cbrt", ElementwiseRule(kRoot, kComplexFunction)));
 
-// Every op above is elementwise: results have its operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.negate", "stablehlo.sign", "stablehlo.ceil", "stablehlo.floor", "stablehlo.round_nearest_afz", "stablehlo.round_nearest_even", "stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan", "stablehlo.tanh", "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.cbrt"},
+// Every op here is elementwise: its result has its operand's shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.abs",
+                            "stablehlo.is_finite",
+                            "stablehlo.negate",
+                            "stablehlo.sign",
+                            "stablehlo.ceil",
+                            "stablehlo.floor",
+                            "stablehlo.round_nearest_afz",
+                            "stablehlo.round_nearest_even",
+                            "stablehlo.exponential",
+                            "stablehlo.exponential_minus_one",
+                            "stablehlo.log",
+                            "stablehlo.log_plus_one",
+                            "stablehlo.logistic",
+                            "stablehlo.sine",
+                            "stablehlo.cosine",
+                            "stablehlo.tan",
+                            "stablehlo.tanh",
+                            "stablehlo.sqrt",
+                            "stablehlo.rsqrt",
+                            "stablehlo.cbrt"},
                            InferElementwise);
 
 }  // namespace

@@ -11,8 +11,8 @@
 
 #include "ops/index_util.h"
 #include "ops/op_util.h"
-#include "ops/shape_infer.h"
 #include "ops/region_kernels.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -192,8 +192,8 @@ Status CheckGather(const ir::Operation& op, const DimNumbers& n,
                              " must be at most 1");
     }
   }
-  return ExpectResultType(op, 0, ir::Type::Tensor(operand.element(),
-                                                  GatherShape(n, operand, indices, slice_sizes)));
+  return ExpectResultType(
+      op, 0, ir::Type::Tensor(operand.element(), GatherShape(n, operand, indices, slice_sizes)));
 }
 
 // gather's and dynamic_gather's result types, for refine-shapes: slice_sizes

@@ -166,8 +166,8 @@ StatusOr<std::vector<Tensor>> EvalDynamicBroadcastInDim(EvalContext&, const ir::
 }
 
 // The dynamic forms' result shapes are the values of their shape operands.
-StatusOr<std::vector<ir::Type>> InferFromShapeOperand(const ir::Operation& op, Values values,
-                                                      int i, std::string_view what) {
+StatusOr<std::vector<ir::Type>> InferFromShapeOperand(const ir::Operation& op, Values values, int i,
+                                                      std::string_view what) {
   TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, i + 1));
   TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape, KnownShapeOperand(op, values, i, what));
   for (int64_t d : shape) {
@@ -183,9 +183,10 @@ StatusOr<std::vector<ir::Type>> InferFromShapeOperand(const ir::Operation& op, V
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_broadcast_in_dim",
                     .verify = VerifyDynamicBroadcastInDim, .eval = EvalDynamicBroadcastInDim,
                     .work = CopyWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_broadcast_in_dim"}, [](const ir::Operation& op, Values values) {
-                      return InferFromShapeOperand(op, values, 1, "output_dimensions");
-                    });
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_broadcast_in_dim"},
+                           [](const ir::Operation& op, Values values) {
+                             return InferFromShapeOperand(op, values, 1, "output_dimensions");
+                           });
 
 Status VerifyDynamicIota(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -209,8 +210,8 @@ StatusOr<std::vector<Tensor>> EvalDynamicIota(EvalContext&, const ir::Operation&
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_iota", .verify = VerifyDynamicIota,
                     .eval = EvalDynamicIota, .work = CopyWork});
 TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_iota"}, [](const ir::Operation& op, Values values) {
-                      return InferFromShapeOperand(op, values, 0, "output_shape");
-                    });
+  return InferFromShapeOperand(op, values, 0, "output_shape");
+});
 
 Status VerifyDynamicPad(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 5));
@@ -275,9 +276,10 @@ StatusOr<std::vector<Tensor>> EvalDynamicReshape(EvalContext&, const ir::Operati
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_reshape", .verify = VerifyDynamicReshape,
                     .eval = EvalDynamicReshape, .work = ReshapeWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_reshape"}, [](const ir::Operation& op, Values values) {
-                      return InferFromShapeOperand(op, values, 1, "output_shape");
-                    });
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_reshape"},
+                           [](const ir::Operation& op, Values values) {
+                             return InferFromShapeOperand(op, values, 1, "output_shape");
+                           });
 
 // ---- real_dynamic_slice: slice with start, limit and strides as operands ----
 
@@ -301,8 +303,8 @@ StatusOr<std::vector<Tensor>> EvalRealDynamicSlice(EvalContext&, const ir::Opera
                                                    std::span<const Tensor> in) {
   const std::vector<int64_t> start = IndexValues(in[1]);
   const std::vector<int64_t> strides = IndexValues(in[3]);
-  TPUSIM_ASSIGN_OR_RETURN(
-      ir::Shape shape, SlicedShape(op, in[0].shape(), start, IndexValues(in[2]), strides));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape,
+                          SlicedShape(op, in[0].shape(), start, IndexValues(in[2]), strides));
   if (shape != op.result(0).type().shape()) {
     return InvalidArgument("'" + op.name_str() + "' slices " + FormatInts(shape) +
                            " at run time, but the result type has shape " +
@@ -322,8 +324,10 @@ StatusOr<std::vector<ir::Type>> InferRealDynamicSlice(const ir::Operation& op, V
   return OneResult(op, std::move(shape));
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.real_dynamic_slice", .verify = VerifyRealDynamicSlice,
-                    .eval = EvalRealDynamicSlice, .work = CopyWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.real_dynamic_slice",
+                    .verify = VerifyRealDynamicSlice,
+                    .eval = EvalRealDynamicSlice,
+                    .work = CopyWork});
 TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.real_dynamic_slice"}, InferRealDynamicSlice);
 
 }  // namespace

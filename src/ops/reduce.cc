@@ -10,8 +10,8 @@
 
 #include "ops/index_util.h"
 #include "ops/op_util.h"
-#include "ops/shape_infer.h"
 #include "ops/region_kernels.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {

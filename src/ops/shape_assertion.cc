@@ -23,8 +23,8 @@ Status VerifyShapeAssertion(const ir::Operation& op) {
   for (int i = 1; i < op.num_operands(); ++i) {
     const ir::Type& t = op.operand(i).type();
     if (!t.is_tensor() || t.rank() != 0 || !ir::IsInteger(t.element())) {
-      return OpError(op, "@shape_assertion's values must be 0-d integer tensors, got " +
-                             t.ToString());
+      return OpError(op,
+                     "@shape_assertion's values must be 0-d integer tensors, got " + t.ToString());
     }
   }
   if (op.attr("error_message").kind() != ir::Attribute::Kind::kString) {

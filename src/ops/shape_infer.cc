@@ -69,8 +69,7 @@ std::optional<int64_t> KnownScalar(Values values, int i) {
 }
 
 StatusOr<ir::Shape> PaddedShape(const ir::Operation& op, const ir::Shape& operand,
-                                const std::vector<int64_t>& low,
-                                const std::vector<int64_t>& high,
+                                const std::vector<int64_t>& low, const std::vector<int64_t>& high,
                                 const std::vector<int64_t>& interior) {
   const size_t rank = operand.size();
   if (low.size() != rank || high.size() != rank || interior.size() != rank) {
@@ -98,8 +97,8 @@ StatusOr<ir::Shape> SlicedShape(const ir::Operation& op, const ir::Shape& operan
     if (start[d] < 0 || start[d] > limit[d] || limit[d] > operand[d] || strides[d] <= 0) {
       return OpError(op, "slice [" + std::to_string(start[d]) + ", " + std::to_string(limit[d]) +
                              ") step " + std::to_string(strides[d]) + " of dimension " +
-                             std::to_string(d) + " does not fit its " +
-                             std::to_string(operand[d]) + " elements");
+                             std::to_string(d) + " does not fit its " + std::to_string(operand[d]) +
+                             " elements");
     }
     shape[d] = (limit[d] - start[d] + strides[d] - 1) / strides[d];
   }

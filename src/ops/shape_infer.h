@@ -47,8 +47,7 @@ std::optional<int64_t> KnownScalar(Values values, int i);
 //
 // pad: low + size + high + interior * (size - 1) per dimension.
 StatusOr<ir::Shape> PaddedShape(const ir::Operation& op, const ir::Shape& operand,
-                                const std::vector<int64_t>& low,
-                                const std::vector<int64_t>& high,
+                                const std::vector<int64_t>& low, const std::vector<int64_t>& high,
                                 const std::vector<int64_t>& interior);
 // slice: ceil((limit - start) / stride) per dimension.
 StatusOr<ir::Shape> SlicedShape(const ir::Operation& op, const ir::Shape& operand,

@@ -39,7 +39,7 @@ class ShapeRuleRegistry {
 
 }  // namespace tpusim::ops
 
-#define TPUSIM_REGISTER_SHAPE_RULE(...)                                                  \
+#define TPUSIM_REGISTER_SHAPE_RULE(...)                                                 \
   [[maybe_unused]] static const bool TPUSIM_CONCAT_(tpusim_shape_rule_reg_, __LINE__) = \
       ::tpusim::ops::ShapeRuleRegistry::Register(__VA_ARGS__)
 
