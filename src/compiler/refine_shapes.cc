@@ -4,10 +4,11 @@
 // do before such a program runs: the entry's parameters take the argument
 // types given, then every op, in program order, gets static result types
 // from its operands' (the op's shape rule, tpusim/ops/shape_rule.h,
-// registered beside the op's definition). Shape computations are evaluated as they are met: the
-// values of get_dimension_size and of the small integer ops on it are known, which sizes the
-// dynamic_* ops' results; those ops whose static form exists become it (dynamic_broadcast_in_dim ->
-// broadcast_in_dim, ...).
+// registered beside the op's definition). Shape computations are evaluated
+// as they are met: the values of get_dimension_size (which becomes a
+// constant) and of the small integer ops on it are known, which sizes the
+// dynamic_* ops' results; those whose static form exists become it
+// (dynamic_broadcast_in_dim -> broadcast_in_dim, ...).
 //
 // The parts that are not one op's rule live here: regions (while's carried
 // values, if/case results from their branches), func.call (each callee

@@ -56,6 +56,7 @@ std::string Fill(const std::string& message, const std::vector<int64_t>& values)
 
 StatusOr<std::vector<Tensor>> EvalShapeAssertion(EvalContext&, const ir::Operation& op,
                                                  std::span<const Tensor> in) {
+  if (in.empty()) return InvalidArgument("@shape_assertion needs a predicate");
   for (const Tensor& t : in) {
     if (!t.type().is_tensor() || t.num_elements() != 1) {
       return InvalidArgument("@shape_assertion's operands must be scalars");

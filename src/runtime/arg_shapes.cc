@@ -52,8 +52,9 @@ StatusOr<std::vector<ir::Type>> ArgumentTypes(const ir::Function& f,
     const std::string name = spec.substr(0, eq);
     int i = 0;
     while (i < n && ParamName(f, i) != name) ++i;
-    if (i == n)
+    if (i == n) {
       return NotFound("--arg-shape " + spec + ": @" + f.name() + " has no parameter %" + name);
+    }
     if (given[i]) return InvalidArgument("--arg-shape: %" + name + " is given twice");
     if (!types[i].is_tensor()) {
       return InvalidArgument("--arg-shape " + spec + ": %" + name + " is not a tensor");
