@@ -90,6 +90,11 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--entry", run.entry, "function to run (default @main)");
   run_cmd->add_flag("--random-inputs", run.random_inputs,
                     "fill parameters without --input with random values");
+  run_cmd
+      ->add_option("--arg-shape", run.arg_shapes,
+                   "shape of a parameter with dynamic (?) dimensions: NAME=DIMS, like arg0=8x4 "
+                   "(default: its --input file's shape)")
+      ->allow_extra_args(false);
   run_cmd->add_option("--seed", run.seed, "seed of --random-inputs")->capture_default_str();
   run_flags.AddTo(*run_cmd, "tpu");
   run_cmd->add_option("--chip", run.chip, "chip preset to time on (see tpusim chips)")
@@ -249,6 +254,12 @@ int Main(int argc, char** argv) {
   CLI::App* convert_cmd =
       app.add_subcommand("convert", "print a program as StableHLO (generic MLIR) or XLA HLO text");
   convert_cmd->add_option("program", convert_program, "StableHLO or XLA HLO text file")->required();
+  std::vector<std::string> convert_arg_shapes;
+  convert_cmd
+      ->add_option("--arg-shape", convert_arg_shapes,
+                   "refine a program with dynamic (?) dimensions for this parameter shape: "
+                   "NAME=DIMS, like arg0=8x4")
+      ->allow_extra_args(false);
   convert_cmd->add_option("--to", convert_to, "mlir or hlo")
       ->check(CLI::IsMember({"mlir", "hlo"}))
       ->capture_default_str();
@@ -344,9 +355,11 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (*convert_cmd) {
-    auto text = tpusim::runtime::ConvertProgram(
-        convert_program, convert_to == "hlo" ? tpusim::runtime::TextFormat::kHlo
-                                             : tpusim::runtime::TextFormat::kMlir);
+    auto text =
+        tpusim::runtime::ConvertProgram(convert_program,
+                                        convert_to == "hlo" ? tpusim::runtime::TextFormat::kHlo
+                                                            : tpusim::runtime::TextFormat::kMlir,
+                                        convert_arg_shapes);
     if (!text.ok()) return Fail(text.status());
     std::fputs(text->c_str(), stdout);
     return 0;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "tpusim/compiler/refine_shapes.h"
 #include "tpusim/io/file.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/verify/verifier.h"
@@ -12,6 +13,10 @@ namespace tpusim::compiler {
 
 const std::vector<PassInfo>& AllPasses() {
   static const std::vector<PassInfo> kPasses = {
+      // tpusim run, convert and check refine before partitioning and
+      // compiling (runtime/arg_shapes.h), so the pipeline leaves it out.
+      {"refine-shapes", "size the ? dimensions of shape-polymorphic programs (run does first)",
+       RunRefineShapes, /*by_default=*/false},
       {"inline", "inline private functions into their callers", RunInlining},
       {"canonicalize", "canonical forms and algebraic simplification", RunCanonicalize},
       {"constant-fold", "evaluate ops whose operands are constants", RunConstantFolding},

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "frontend/parser.h"
+#include "tpusim/ir/dynamic.h"
 
 namespace tpusim::frontend {
 namespace {
@@ -92,8 +93,22 @@ static StatusOr<ir::Type> ParseTensorBody(Parser& p) {
   int64_t elements = 1;
   for (;;) {
     const Token& t = p.tok();
-    if (t.is(TokenKind::kQuestion)) return p.UnimplementedAt(t.offset, "dynamic shapes unsupported");
-    if (t.is(TokenKind::kStar)) return p.UnimplementedAt(t.offset, "unranked tensors unsupported");
+    if (t.is(TokenKind::kStar)) {
+      return p.UnimplementedAt(t.offset, "unranked tensors (tensor<*x...>) are unsupported");
+    }
+    if (t.is(TokenKind::kQuestion)) {
+      // A dynamic dimension: the refine-shapes pass sizes it from the inputs.
+      size_t offset = t.offset;
+      shape.push_back(ir::kDynamicDim);
+      p.Advance();
+      const Token& x = p.tok();
+      if (x.kind != TokenKind::kBareId || x.text.empty() || x.text[0] != 'x' ||
+          x.offset != offset + 1) {
+        return p.Error("expected 'x' after a dimension");
+      }
+      p.ResetTo(x.offset + 1);
+      continue;
+    }
     if (!t.is(TokenKind::kInteger)) break;
     size_t offset = t.offset;
     int64_t dim = 0;

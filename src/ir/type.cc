@@ -1,11 +1,29 @@
 #include "tpusim/ir/type.h"
 
+#include "tpusim/ir/dynamic.h"
+
 namespace tpusim::ir {
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+bool IsStaticShape(const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d == kDynamicDim) return false;
+  }
+  return true;
+}
+
+bool IsStatic(const Type& type) {
+  if (type.is_tensor()) return IsStaticShape(type.shape());
+  if (!type.is_tuple()) return true;
+  for (const Type& t : type.tuple_elements()) {
+    if (!IsStatic(t)) return false;
+  }
+  return true;
 }
 
 Type Type::Tensor(ElementType element, Shape shape) {
@@ -115,7 +133,7 @@ std::string Type::ToString() const {
     }
     case Kind::kTensor: {
       std::string s = "tensor<";
-      for (int64_t d : shape_) s += std::to_string(d) + "x";
+      for (int64_t d : shape_) s += (d == kDynamicDim ? "?" : std::to_string(d)) + "x";
       s += ElementTypeName(element_);
       if (!layout_.empty()) s += ", #tpusim.layout<" + LayoutString(layout_) + ">";
       return s + ">";

@@ -10,6 +10,7 @@
 #include <bit>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -163,6 +164,13 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.count_leading_zeros",
                     .verify = VerifyBits<1, kIntTypes>,
                     .eval = EvalCount<CountOp::kClz>,
                     .work = ElementwiseRule(kOne)});
+
+// Every op here is elementwise: its result has its operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not",
+                            "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
+                            "stablehlo.shift_right_logical", "stablehlo.popcnt",
+                            "stablehlo.count_leading_zeros"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

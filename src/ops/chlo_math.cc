@@ -14,8 +14,9 @@
 
 #include "ops/elementwise_kernel.h"
 #include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/shape_infer.h"
 #include "ops/special_functions.h"
+#include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -443,6 +444,15 @@ TPUSIM_REGISTER_OP({.name = "chlo.constant_like",
                     .verify = VerifyConstantLike,
                     .eval = EvalConstantLike,
                     .work = CopyWork});
+
+// The elementwise ops here: results have their operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"chlo.polygamma", "chlo.zeta", "chlo.next_after", "chlo.is_inf",
+                            "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo._asin_acos_kernel",
+                            "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan",
+                            "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan", "chlo.erf",
+                            "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma",
+                            "chlo.bessel_i1e", "chlo.square", "chlo.conj"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

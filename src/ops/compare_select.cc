@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -288,6 +289,10 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.clamp",
                     .eval = EvalClamp,
                     .work = ElementwiseRule({.alu = 2}, {.alu = 10}),
                     .sharding_rule = ScalarOrElementwiseRule});
+
+// Each op here is elementwise (scalar predicates and bounds aside).
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.compare", "stablehlo.select", "stablehlo.clamp"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 #include "tpusim/numerics/tpu.h"
 
@@ -437,6 +438,11 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.real", .verify = VerifyPart, .eval = Eval
                     .work = PartsWork});
 TPUSIM_REGISTER_OP({.name = "stablehlo.imag", .verify = VerifyPart, .eval = EvalPart<true>,
                     .work = PartsWork});
+
+// The elementwise ops here: results have their operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convert", "stablehlo.reduce_precision", "stablehlo.complex",
+                            "stablehlo.real", "stablehlo.imag"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

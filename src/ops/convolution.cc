@@ -9,6 +9,7 @@
 #include "ops/index_util.h"
 #include "ops/matmul.h"
 #include "ops/op_util.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
@@ -416,6 +417,26 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.convolution",
                     .sharding_rule = ConvRule});
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_conv", .verify = VerifyDynamicConv,
                     .eval = EvalDynamicConv, .work = ConvWork});
+
+// Both forms' result types; a dynamic_conv's padding operand must be known
+// before the program runs.
+StatusOr<std::vector<ir::Type>> InferConvolution(const ir::Operation& op, Values values) {
+  const bool dynamic = op.name_str() == "stablehlo.dynamic_conv";
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, dynamic ? 3 : 2));
+  TPUSIM_ASSIGN_OR_RETURN(ConvConfig c, GetConvConfig(op));
+  if (dynamic) {
+    if (values.size() < 3 || values[2] == nullptr) {
+      return Error(op, "padding is not known before the program runs");
+    }
+    TPUSIM_RETURN_IF_ERROR(SetPadding(op, IndexValues(*values[2]), c));
+  }
+  const ir::Shape& lhs = op.operand(0).type().shape();
+  const ir::Shape& rhs = op.operand(1).type().shape();
+  TPUSIM_RETURN_IF_ERROR(CheckConvConfig(op, c, lhs, rhs));
+  return OneResult(op, ConvResultShape(c, lhs, rhs));
+}
+
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convolution", "stablehlo.dynamic_conv"}, InferConvolution);
 
 }  // namespace
 }  // namespace tpusim::ops

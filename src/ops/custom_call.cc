@@ -13,6 +13,8 @@
 #include "ops/foreign_kernels.h"
 #include "ops/op_util.h"
 #include "ops/work_util.h"
+#include "tpusim/ir/dynamic.h"
+#include "tpusim/ops/shape_rule.h"
 
 namespace tpusim::ops {
 namespace {
@@ -60,12 +62,42 @@ Work CustomCallWork(const ir::Operation& op) {
   return ReadsAndWrites(op);
 }
 
+// A target's result types are declared; a dynamic one is taken to be the
+// type of the operand in its place when that has the same rank and element
+// type and agrees with its static dimensions (the identity-like calls jax
+// wraps values in: sharding markers, layout hints).
+StatusOr<std::vector<ir::Type>> InferCustomCall(const ir::Operation& op,
+                                                std::span<const Tensor* const>) {
+  std::vector<ir::Type> types;
+  for (int i = 0; i < op.num_results(); ++i) {
+    const ir::Type& declared = op.result(i).type();
+    if (ir::IsStatic(declared)) {
+      types.push_back(declared);
+      continue;
+    }
+    const ir::Type* in = i < op.num_operands() ? &op.operand(i).type() : nullptr;
+    bool fits = in != nullptr && in->is_tensor() && declared.is_tensor() &&
+                in->element() == declared.element() && in->rank() == declared.rank();
+    for (int64_t d = 0; fits && d < declared.rank(); ++d) {
+      fits = declared.dim(d) == ir::kDynamicDim || declared.dim(d) == in->dim(d);
+    }
+    if (!fits) {
+      return InvalidArgument("cannot size result " + std::to_string(i) + " (" +
+                             declared.ToString() + ") of custom_call @" + CallTarget(op) +
+                             ": it is not the type of operand " + std::to_string(i));
+    }
+    types.push_back(ir::Type::Tensor(declared.element(), in->shape()));
+  }
+  return types;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
                     .verify = VerifyCustomCall,
                     .eval = EvalCustomCall,
                     .work = CustomCallWork,
                     .side_effects = true,
                     .sharding_rule = DeclaredShardingRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.custom_call"}, InferCustomCall);
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include "ops/matmul.h"
 #include "ops/op_util.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -196,16 +197,26 @@ std::optional<ShardingRule> DotRule(const ir::Operation& op) {
   return rule;
 }
 
+StatusOr<std::vector<ir::Type>> InferDot(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 2));
+  TPUSIM_ASSIGN_OR_RETURN(DotDims dims, GetDotDims(op));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape, DotResultShape(op, op.operand(0).type().shape(),
+                                                          op.operand(1).type().shape(), dims));
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dot_general",
                     .verify = VerifyDot,
                     .eval = EvalDot,
                     .work = DotWork,
                     .sharding_rule = DotRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dot_general"}, InferDot);
 TPUSIM_REGISTER_OP({.name = "stablehlo.dot",
                     .verify = VerifyDot,
                     .eval = EvalDot,
                     .work = DotWork,
                     .sharding_rule = DotRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dot"}, InferDot);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -5,6 +5,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/work_util.h"
+#include "tpusim/ops/shape_rule.h"
 
 namespace tpusim::ops {
 namespace {
@@ -151,6 +152,13 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_update_slice",
                       return std::optional<ShardingRule>(PositionalShardingRule(
                           op, Sliced(op.operand(0).type(), op.operand(1).type())));
                     }});
+// The result is the operand updated: its type.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_update_slice"},
+                           [](const ir::Operation& op,
+                              std::span<const Tensor* const>) -> StatusOr<std::vector<ir::Type>> {
+                             if (op.num_operands() < 1) return OpError(op, "needs an operand");
+                             return std::vector<ir::Type>{op.operand(0).type()};
+                           });
 
 }  // namespace
 }  // namespace tpusim::ops

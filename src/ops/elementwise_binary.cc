@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -197,6 +198,12 @@ TPUSIM_REGISTER_OP(
 TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Power>("stablehlo.power", PowerWork));
 TPUSIM_REGISTER_OP(BinaryDef<kFloatTypes | kComplexTypes, Atan2>(
     "stablehlo.atan2", ElementwiseRule({.transcendental = 1}, kComplexFunction)));
+
+// Every op here is elementwise: its result has its operands' shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply",
+                            "stablehlo.divide", "stablehlo.remainder", "stablehlo.maximum",
+                            "stablehlo.minimum", "stablehlo.power", "stablehlo.atan2"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/elementwise_kernel.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -258,6 +259,29 @@ TPUSIM_REGISTER_OP(
     UnaryDef<kFC, Rsqrt>("stablehlo.rsqrt", ElementwiseRule(kRoot, kComplexFunction)));
 TPUSIM_REGISTER_OP(
     UnaryDef<kFC, Cbrt>("stablehlo.cbrt", ElementwiseRule(kRoot, kComplexFunction)));
+
+// Every op here is elementwise: its result has its operand's shape.
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.abs",
+                            "stablehlo.is_finite",
+                            "stablehlo.negate",
+                            "stablehlo.sign",
+                            "stablehlo.ceil",
+                            "stablehlo.floor",
+                            "stablehlo.round_nearest_afz",
+                            "stablehlo.round_nearest_even",
+                            "stablehlo.exponential",
+                            "stablehlo.exponential_minus_one",
+                            "stablehlo.log",
+                            "stablehlo.log_plus_one",
+                            "stablehlo.logistic",
+                            "stablehlo.sine",
+                            "stablehlo.cosine",
+                            "stablehlo.tan",
+                            "stablehlo.tanh",
+                            "stablehlo.sqrt",
+                            "stablehlo.rsqrt",
+                            "stablehlo.cbrt"},
+                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

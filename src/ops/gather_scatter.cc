@@ -12,6 +12,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -150,6 +151,26 @@ std::vector<int64_t> WindowOperandDims(const DimNumbers& n, int64_t rank) {
 
 // ---- gather ----
 
+// The shape of a gather's result; -1 where the dimension numbers do not
+// account for a result dimension (CheckDimNumbers rejects those).
+ir::Shape GatherShape(const DimNumbers& n, const ir::Type& operand, const ir::Type& indices,
+                      const std::vector<int64_t>& slice_sizes) {
+  const ir::Shape batch = BatchShape(indices.shape(), n.index_vector_dim);
+  const std::vector<int64_t> window = WindowOperandDims(n, operand.rank());
+  ir::Shape shape;
+  size_t b = 0, o = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(batch.size() + window.size()); ++d) {
+    if (Contains(n.offset_dims, d)) {
+      shape.push_back(o < window.size() ? slice_sizes[window[o]] : -1);
+      ++o;
+    } else {
+      shape.push_back(b < batch.size() ? batch[b] : -1);
+      ++b;
+    }
+  }
+  return shape;
+}
+
 // gather's shape rule (C1-C23) with `slice_sizes` from the attribute or,
 // for dynamic_gather, from the operand's run-time value.
 Status CheckGather(const ir::Operation& op, const DimNumbers& n,
@@ -171,20 +192,26 @@ Status CheckGather(const ir::Operation& op, const DimNumbers& n,
                              " must be at most 1");
     }
   }
-  const ir::Shape batch = BatchShape(indices.shape(), n.index_vector_dim);
-  const std::vector<int64_t> window = WindowOperandDims(n, operand.rank());
-  ir::Shape shape;
-  size_t b = 0, o = 0;
-  for (int64_t d = 0; d < static_cast<int64_t>(batch.size() + window.size()); ++d) {
-    if (Contains(n.offset_dims, d)) {
-      shape.push_back(o < window.size() ? slice_sizes[window[o]] : -1);
-      ++o;
-    } else {
-      shape.push_back(b < batch.size() ? batch[b] : -1);
-      ++b;
-    }
+  return ExpectResultType(
+      op, 0, ir::Type::Tensor(operand.element(), GatherShape(n, operand, indices, slice_sizes)));
+}
+
+// gather's and dynamic_gather's result types, for refine-shapes: slice_sizes
+// from the attribute or from the operand's value known before the run.
+StatusOr<std::vector<ir::Type>> InferGather(const ir::Operation& op, Values values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 2));
+  TPUSIM_ASSIGN_OR_RETURN(DimNumbers n, ReadDimNumbers(op, "dimension_numbers", false));
+  std::vector<int64_t> sizes;
+  if (op.name_str() == "stablehlo.dynamic_gather") {
+    TPUSIM_ASSIGN_OR_RETURN(sizes, KnownShapeOperand(op, values, 2, "slice_sizes"));
+  } else {
+    TPUSIM_ASSIGN_OR_RETURN(sizes, GetInts(op, "slice_sizes"));
   }
-  return ExpectResultType(op, 0, ir::Type::Tensor(operand.element(), shape));
+  const ir::Type& operand = op.operand(0).type();
+  const ir::Type& indices = op.operand(1).type();
+  TPUSIM_RETURN_IF_ERROR(CheckDimNumbers(op, n, operand, indices, op.result(0).type().rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "slice_sizes", sizes, operand.rank()));
+  return OneResult(op, GatherShape(n, operand, indices, sizes));
 }
 
 // gather's value. REQUIRES: CheckGather passed for these slice sizes.
@@ -316,6 +343,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.gather",
                     .eval = EvalGather,
                     .work = GatherWork,
                     .sharding_rule = GatherRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.gather"}, InferGather);
 
 // dynamic_gather: slice_sizes is an operand, checked against the result
 // type once its value is known.
@@ -341,6 +369,7 @@ StatusOr<std::vector<Tensor>> EvalDynamicGather(EvalContext&, const ir::Operatio
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_gather", .verify = VerifyDynamicGather,
                     .eval = EvalDynamicGather, .work = GatherWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_gather"}, InferGather);
 
 // ---- scatter ----
 
@@ -566,11 +595,22 @@ std::optional<ShardingRule> ScatterRule(const ir::Operation& op) {
   return rule;
 }
 
+// Result i has input i's type (the inputs are the first half of the operands
+// but for the indices).
+StatusOr<std::vector<ir::Type>> InferScatter(const ir::Operation& op, Values) {
+  std::vector<ir::Type> types;
+  for (int i = 0; i < op.num_results() && i < op.num_operands(); ++i) {
+    types.push_back(ir::Type::Tensor(op.result(i).type().element(), op.operand(i).type().shape()));
+  }
+  return types;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.scatter",
                     .verify = VerifyScatter,
                     .eval = EvalScatter,
                     .work = ScatterWork,
                     .sharding_rule = ScatterRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.scatter"}, InferScatter);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -10,7 +10,9 @@
 
 #include "ops/index_util.h"
 #include "ops/op_util.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
+#include "tpusim/ir/dynamic.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -58,11 +60,30 @@ std::optional<ShardingRule> BroadcastInDimRule(const ir::Operation& op) {
   return rule;
 }
 
+// A dynamic result dimension takes the size of the operand dimension
+// mapped to it (jax.export spells broadcasts of dynamic sizes with
+// dynamic_broadcast_in_dim, so this is rare).
+StatusOr<std::vector<ir::Type>> InferBroadcastInDim(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "broadcast_dimensions"));
+  const ir::Type& operand = op.operand(0).type();
+  ir::Shape shape = op.result(0).type().shape();
+  TPUSIM_RETURN_IF_ERROR(CheckSize(op, "broadcast_dimensions", dims, operand.rank()));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] >= 0 && dims[i] < static_cast<int64_t>(shape.size()) &&
+        shape[dims[i]] == ir::kDynamicDim) {
+      shape[dims[i]] = operand.dim(static_cast<int64_t>(i));
+    }
+  }
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.broadcast_in_dim",
                     .verify = VerifyBroadcastInDim,
                     .eval = EvalBroadcastInDim,
                     .work = CopyWork,
                     .sharding_rule = BroadcastInDimRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.broadcast_in_dim"}, InferBroadcastInDim);
 
 // ---- reshape: same elements in the same row-major order ----
 
@@ -107,11 +128,19 @@ std::optional<ShardingRule> ReshapeRule(const ir::Operation& op) {
   return rule;
 }
 
+StatusOr<std::vector<ir::Type>> InferReshape(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape, ReshapedShape(op, op.operand(0).type().shape(),
+                                                         op.result(0).type().shape()));
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.reshape",
                     .verify = VerifyReshape,
                     .eval = EvalReshape,
                     .work = ReshapeWork,
                     .sharding_rule = ReshapeRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reshape"}, InferReshape);
 
 // ---- transpose: result_index[d] = operand_index[permutation[d]] ----
 
@@ -159,11 +188,22 @@ std::optional<ShardingRule> TransposeRule(const ir::Operation& op) {
   return rule;
 }
 
+StatusOr<std::vector<ir::Type>> InferTranspose(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(auto perm, GetInts(op, "permutation"));
+  const ir::Type& operand = op.operand(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckDimsInRange(op, "permutation", perm, operand.rank()));
+  ir::Shape shape;
+  for (int64_t p : perm) shape.push_back(operand.dim(p));
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.transpose",
                     .verify = VerifyTranspose,
                     .eval = EvalTranspose,
                     .work = TransposeWork,
                     .sharding_rule = TransposeRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.transpose"}, InferTranspose);
 
 // ---- reverse: reversed order along `dimensions` ----
 
@@ -214,6 +254,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.reverse",
                     .eval = EvalReverse,
                     .work = CopyWork,
                     .sharding_rule = ReverseRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reverse"}, InferSameAsOperands);
 
 // ---- concatenate: inputs laid end to end along `dimension` ----
 
@@ -273,11 +314,30 @@ std::optional<ShardingRule> ConcatenateRule(const ir::Operation& op) {
   return PositionalShardingRule(op, {op.attr("dimension").int_value()});
 }
 
+StatusOr<std::vector<ir::Type>> InferConcatenate(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Attribute dim_attr,
+                          GetAttr(op, "dimension", ir::Attribute::Kind::kInt));
+  const int64_t dim = dim_attr.int_value();
+  ir::Shape shape = op.operand(0).type().shape();
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size())) {
+    return OpError(op, "dimension " + std::to_string(dim) + " is out of range");
+  }
+  for (int i = 1; i < op.num_operands(); ++i) {
+    if (op.operand(i).type().rank() != static_cast<int64_t>(shape.size())) {
+      return OpError(op, "inputs must have one rank");
+    }
+    shape[dim] += op.operand(i).type().dim(dim);
+  }
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.concatenate",
                     .verify = VerifyConcatenate,
                     .eval = EvalConcatenate,
                     .work = CopyWork,
                     .sharding_rule = ConcatenateRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.concatenate"}, InferConcatenate);
 
 // ---- slice: operand[start + i * stride] ----
 
@@ -308,13 +368,7 @@ StatusOr<std::vector<Tensor>> EvalSlice(EvalContext&, const ir::Operation& op,
                                         std::span<const Tensor> in) {
   TPUSIM_ASSIGN_OR_RETURN(auto start, GetInts(op, "start_indices"));
   TPUSIM_ASSIGN_OR_RETURN(auto steps, GetInts(op, "strides"));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
-  const std::vector<int64_t> in_strides = RowMajorStrides(in[0].shape());
-  std::vector<int64_t> src_strides;
-  for (size_t d = 0; d < steps.size(); ++d) src_strides.push_back(in_strides[d] * steps[d]);
-  const int64_t offset = FlatOffset(start, in_strides);
-  StridedCopier(Width(r), r.shape(), src_strides, RowMajorStrides(r.shape()))
-      .Run(in[0].raw() + offset * Width(r), r.mutable_raw());
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Slice(in[0], op.result(0).type(), start, steps));
   return std::vector<Tensor>{std::move(r)};
 }
 
@@ -335,11 +389,22 @@ std::optional<ShardingRule> SliceRule(const ir::Operation& op) {
   return rule;
 }
 
+StatusOr<std::vector<ir::Type>> InferSlice(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 1));
+  TPUSIM_ASSIGN_OR_RETURN(auto start, GetInts(op, "start_indices"));
+  TPUSIM_ASSIGN_OR_RETURN(auto limit, GetInts(op, "limit_indices"));
+  std::vector<int64_t> strides = GetIntsOr(op, "strides", std::vector<int64_t>(start.size(), 1));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape,
+                          SlicedShape(op, op.operand(0).type().shape(), start, limit, strides));
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.slice",
                     .verify = VerifySlice,
                     .eval = EvalSlice,
                     .work = CopyWork,
                     .sharding_rule = SliceRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.slice"}, InferSlice);
 
 // ---- pad: edge (possibly negative) and interior padding ----
 
@@ -371,11 +436,22 @@ std::optional<ShardingRule> PadRule(const ir::Operation& op) {
   return PositionalShardingRule(op, whole);
 }
 
+StatusOr<std::vector<ir::Type>> InferPad(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 2));
+  TPUSIM_ASSIGN_OR_RETURN(auto low, GetInts(op, "edge_padding_low"));
+  TPUSIM_ASSIGN_OR_RETURN(auto high, GetInts(op, "edge_padding_high"));
+  TPUSIM_ASSIGN_OR_RETURN(auto interior, GetInts(op, "interior_padding"));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape,
+                          PaddedShape(op, op.operand(0).type().shape(), low, high, interior));
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.pad",
                     .verify = VerifyPad,
                     .eval = EvalPad,
                     .work = CopyWork,
                     .sharding_rule = PadRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.pad"}, InferPad);
 
 // ---- iota: the index along iota_dimension ----
 
@@ -407,6 +483,18 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.iota",
                     .sharding_rule = IotaRule});
 
 }  // namespace
+
+StatusOr<Tensor> Slice(const Tensor& operand, const ir::Type& result_type,
+                       const std::vector<int64_t>& start, const std::vector<int64_t>& steps) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(result_type));
+  const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape());
+  std::vector<int64_t> src_strides;
+  for (size_t d = 0; d < steps.size(); ++d) src_strides.push_back(in_strides[d] * steps[d]);
+  const int64_t offset = FlatOffset(start, in_strides);
+  StridedCopier(Width(r), r.shape(), src_strides, RowMajorStrides(r.shape()))
+      .Run(operand.raw() + offset * Width(r), r.mutable_raw());
+  return r;
+}
 
 Status CheckBroadcastInDim(const ir::Operation& op, const ir::Type& operand,
                            const ir::Type& result, const std::vector<int64_t>& dims) {

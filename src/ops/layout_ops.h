@@ -30,6 +30,11 @@ StatusOr<Tensor> Pad(const Tensor& operand, const Tensor& padding_value,
                      const ir::Type& result_type, const std::vector<int64_t>& low,
                      const std::vector<int64_t>& interior);
 
+// slice's value: result element i is operand[start + i * steps].
+// REQUIRES: the slice lies inside the operand and has result_type's shape.
+StatusOr<Tensor> Slice(const Tensor& operand, const ir::Type& result_type,
+                       const std::vector<int64_t>& start, const std::vector<int64_t>& steps);
+
 // iota's shape rule: a non-boolean result with 0 <= dimension < rank.
 Status CheckIota(const ir::Operation& op, const ir::Type& result, int64_t dimension);
 // iota's value: index along `dimension`, converted to the element type.

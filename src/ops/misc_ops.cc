@@ -1,11 +1,13 @@
 // Structural and shape-query ops (tuple, get_tuple_element,
 // optimization_barrier, get_dimension_size) and the dynamic_* forms of the
-// layout ops. Shapes are static in tpusim, so a dynamic op's shape operands
-// must agree with its static result type at run time; it then computes what
-// its static counterpart does.
+// layout ops (real_dynamic_slice included). Shapes are static when a program
+// runs (refine-shapes sizes those of shape-polymorphic programs), so a dynamic
+// op's shape operands must agree with its static result type at run time; it
+// then computes what its static counterpart does.
 #include "ops/index_util.h"
 #include "ops/layout_ops.h"
 #include "ops/op_util.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -25,8 +27,13 @@ StatusOr<std::vector<Tensor>> EvalTuple(EvalContext&, const ir::Operation&,
   return std::vector<Tensor>{Tensor::Tuple({in.begin(), in.end()})};
 }
 
+StatusOr<std::vector<ir::Type>> InferTuple(const ir::Operation& op, Values) {
+  return std::vector<ir::Type>{ir::Type::Tuple(ir::TypesOf(op.operands()))};
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.tuple", .verify = VerifyTuple, .eval = EvalTuple,
                     .work = FreeWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.tuple"}, InferTuple);
 
 Status VerifyGetTupleElement(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -46,8 +53,18 @@ StatusOr<std::vector<Tensor>> EvalGetTupleElement(EvalContext&, const ir::Operat
   return std::vector<Tensor>{in[0].tuple_elements()[op.attr("index").int_value()]};
 }
 
+StatusOr<std::vector<ir::Type>> InferGetTupleElement(const ir::Operation& op, Values) {
+  const ir::Type& tuple = op.operand(0).type();
+  const int64_t i = GetIntOr(op, "index", -1);
+  if (!tuple.is_tuple() || i < 0 || i >= static_cast<int64_t>(tuple.tuple_elements().size())) {
+    return OpError(op, "index " + std::to_string(i) + " is out of range for " + tuple.ToString());
+  }
+  return std::vector<ir::Type>{tuple.tuple_elements()[i]};
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.get_tuple_element", .verify = VerifyGetTupleElement,
                     .eval = EvalGetTupleElement, .work = FreeWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.get_tuple_element"}, InferGetTupleElement);
 
 // ---- optimization_barrier: the identity ----
 
@@ -67,6 +84,7 @@ StatusOr<std::vector<Tensor>> EvalOptimizationBarrier(EvalContext&, const ir::Op
 TPUSIM_REGISTER_OP({.name = "stablehlo.optimization_barrier",
                     .verify = VerifyOptimizationBarrier, .eval = EvalOptimizationBarrier,
                     .work = FreeWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.optimization_barrier"}, InferSameAsOperands);
 
 // ---- get_dimension_size ----
 
@@ -147,9 +165,28 @@ StatusOr<std::vector<Tensor>> EvalDynamicBroadcastInDim(EvalContext&, const ir::
   return std::vector<Tensor>{std::move(r)};
 }
 
+// The dynamic forms' result shapes are the values of their shape operands.
+StatusOr<std::vector<ir::Type>> InferFromShapeOperand(const ir::Operation& op, Values values, int i,
+                                                      std::string_view what) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, i + 1));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape, KnownShapeOperand(op, values, i, what));
+  for (int64_t d : shape) {
+    if (d < 0) return OpError(op, std::string(what) + " " + FormatInts(shape) + " is negative");
+  }
+  if (static_cast<int64_t>(shape.size()) != op.result(0).type().rank()) {
+    return OpError(op, std::string(what) + " " + FormatInts(shape) + " does not have the rank of " +
+                           op.result(0).type().ToString());
+  }
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_broadcast_in_dim",
                     .verify = VerifyDynamicBroadcastInDim, .eval = EvalDynamicBroadcastInDim,
                     .work = CopyWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_broadcast_in_dim"},
+                           [](const ir::Operation& op, Values values) {
+                             return InferFromShapeOperand(op, values, 1, "output_dimensions");
+                           });
 
 Status VerifyDynamicIota(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -172,6 +209,9 @@ StatusOr<std::vector<Tensor>> EvalDynamicIota(EvalContext&, const ir::Operation&
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_iota", .verify = VerifyDynamicIota,
                     .eval = EvalDynamicIota, .work = CopyWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_iota"}, [](const ir::Operation& op, Values values) {
+  return InferFromShapeOperand(op, values, 0, "output_shape");
+});
 
 Status VerifyDynamicPad(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 5));
@@ -199,8 +239,19 @@ StatusOr<std::vector<Tensor>> EvalDynamicPad(EvalContext&, const ir::Operation& 
   return std::vector<Tensor>{std::move(r)};
 }
 
+StatusOr<std::vector<ir::Type>> InferDynamicPad(const ir::Operation& op, Values values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 5));
+  TPUSIM_ASSIGN_OR_RETURN(auto low, KnownShapeOperand(op, values, 2, "edge_padding_low"));
+  TPUSIM_ASSIGN_OR_RETURN(auto high, KnownShapeOperand(op, values, 3, "edge_padding_high"));
+  TPUSIM_ASSIGN_OR_RETURN(auto interior, KnownShapeOperand(op, values, 4, "interior_padding"));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape,
+                          PaddedShape(op, op.operand(0).type().shape(), low, high, interior));
+  return OneResult(op, std::move(shape));
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_pad", .verify = VerifyDynamicPad,
                     .eval = EvalDynamicPad, .work = CopyWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_pad"}, InferDynamicPad);
 
 Status VerifyDynamicReshape(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 2));
@@ -225,6 +276,59 @@ StatusOr<std::vector<Tensor>> EvalDynamicReshape(EvalContext&, const ir::Operati
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_reshape", .verify = VerifyDynamicReshape,
                     .eval = EvalDynamicReshape, .work = ReshapeWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_reshape"},
+                           [](const ir::Operation& op, Values values) {
+                             return InferFromShapeOperand(op, values, 1, "output_shape");
+                           });
+
+// ---- real_dynamic_slice: slice with start, limit and strides as operands ----
+
+Status VerifyRealDynamicSlice(const ir::Operation& op) {
+  TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 4));
+  TPUSIM_RETURN_IF_ERROR(ExpectNumResults(op, 1));
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  const ir::Type& operand = op.operand(0).type();
+  const ir::Type& result = op.result(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckSameElement(op, "result", result, operand.element()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 1, "start_indices", operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 2, "limit_indices", operand.rank()));
+  TPUSIM_RETURN_IF_ERROR(CheckShapeOperand(op, 3, "strides", operand.rank()));
+  if (result.rank() != operand.rank()) {
+    return OpError(op, "result must have the rank of " + operand.ToString());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> EvalRealDynamicSlice(EvalContext&, const ir::Operation& op,
+                                                   std::span<const Tensor> in) {
+  const std::vector<int64_t> start = IndexValues(in[1]);
+  const std::vector<int64_t> strides = IndexValues(in[3]);
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape,
+                          SlicedShape(op, in[0].shape(), start, IndexValues(in[2]), strides));
+  if (shape != op.result(0).type().shape()) {
+    return InvalidArgument("'" + op.name_str() + "' slices " + FormatInts(shape) +
+                           " at run time, but the result type has shape " +
+                           FormatInts(op.result(0).type().shape()));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Slice(in[0], op.result(0).type(), start, strides));
+  return std::vector<Tensor>{std::move(r)};
+}
+
+StatusOr<std::vector<ir::Type>> InferRealDynamicSlice(const ir::Operation& op, Values values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOneResult(op, 4));
+  TPUSIM_ASSIGN_OR_RETURN(auto start, KnownShapeOperand(op, values, 1, "start_indices"));
+  TPUSIM_ASSIGN_OR_RETURN(auto limit, KnownShapeOperand(op, values, 2, "limit_indices"));
+  TPUSIM_ASSIGN_OR_RETURN(auto strides, KnownShapeOperand(op, values, 3, "strides"));
+  TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape,
+                          SlicedShape(op, op.operand(0).type().shape(), start, limit, strides));
+  return OneResult(op, std::move(shape));
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.real_dynamic_slice",
+                    .verify = VerifyRealDynamicSlice,
+                    .eval = EvalRealDynamicSlice,
+                    .work = CopyWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.real_dynamic_slice"}, InferRealDynamicSlice);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -11,6 +11,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -179,11 +180,28 @@ std::optional<ShardingRule> ReduceRule(const ir::Operation& op) {
   return rule;
 }
 
+// Each result: the first input's shape without `dimensions`.
+StatusOr<std::vector<ir::Type>> InferReduce(const ir::Operation& op, Values) {
+  TPUSIM_RETURN_IF_ERROR(ExpectAllTensors(op));
+  if (op.num_operands() == 0) return OpError(op, "needs inputs");
+  TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
+  const ir::Type& first = op.operand(0).type();
+  TPUSIM_RETURN_IF_ERROR(CheckDimsInRange(op, "dimensions", dims, first.rank()));
+  ir::Shape kept;
+  for (int64_t d = 0; d < first.rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(first.dim(d));
+  }
+  std::vector<ir::Type> types;
+  for (ir::Value r : op.results()) types.push_back(ir::Type::Tensor(r.type().element(), kept));
+  return types;
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce",
                     .verify = VerifyReduce,
                     .eval = EvalReduce,
                     .work = ReduceWork,
                     .sharding_rule = ReduceRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reduce"}, InferReduce);
 
 // ---- map: result[i] = computation(inputs...[i]) ----
 
@@ -248,6 +266,7 @@ Work MapWork(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.map", .verify = VerifyMap, .eval = EvalMap,
                     .work = MapWork});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.map"}, InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -9,6 +9,7 @@
 #include "ops/index_util.h"
 #include "ops/op_util.h"
 #include "ops/region_kernels.h"
+#include "ops/shape_infer.h"
 #include "ops/work_util.h"
 
 namespace tpusim::ops {
@@ -132,6 +133,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.sort",
                     .eval = EvalSort,
                     .work = SortWork,
                     .sharding_rule = SortRule});
+TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.sort"}, InferSameAsOperands);
 
 }  // namespace
 }  // namespace tpusim::ops

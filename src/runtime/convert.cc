@@ -1,13 +1,23 @@
 #include "tpusim/runtime/convert.h"
 
+#include "runtime/arg_shapes.h"
+#include "tpusim/compiler/refine_shapes.h"
 #include "tpusim/frontend/hlo_printer.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/runtime/load.h"
 
 namespace tpusim::runtime {
 
-StatusOr<std::string> ConvertProgram(const std::string& path, TextFormat format) {
+StatusOr<std::string> ConvertProgram(const std::string& path, TextFormat format,
+                                     const std::vector<std::string>& arg_shapes) {
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(path));
+  if (!arg_shapes.empty() || (format == TextFormat::kHlo && compiler::HasDynamicShapes(*module))) {
+    std::string entry = module->Lookup("main") != nullptr ? "main" : "";
+    for (const auto& f : module->functions()) {
+      if (entry.empty() && f->is_public()) entry = f->name();
+    }
+    TPUSIM_RETURN_IF_ERROR(RefineForArguments(*module, entry, arg_shapes, {}));
+  }
   if (format == TextFormat::kHlo) return frontend::PrintHlo(*module);
   return ir::PrintModule(*module);
 }

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/arg_shapes.h"
 #include "runtime/run_devices.h"
 #include "runtime/run_io.h"
 #include "runtime/sharding_flags.h"
@@ -141,6 +142,12 @@ StatusOr<std::unique_ptr<Prepared>> Prepare(std::unique_ptr<ir::Module> module,
   TPUSIM_ASSIGN_OR_RETURN(p->slice, SelectSlice(options, p->chip));
   if (p->slice) p->chip = p->slice->chip;
   TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
+  {
+    // A shape-polymorphic program is refined for its inputs first, so that
+    // sharding, partitioning, the compile cache and the run see static shapes.
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> files, InputFiles(*f, options));
+    TPUSIM_RETURN_IF_ERROR(RefineForArguments(*module, f->name(), options.arg_shapes, files));
+  }
   if (!options.mesh.empty() || !options.shard.empty()) {
     TPUSIM_RETURN_IF_ERROR(
         ApplyShardingFlags(options.mesh, options.shard, *module, *module->Lookup(f->name())));

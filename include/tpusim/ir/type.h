@@ -1,7 +1,7 @@
 // Types of SSA values: ranked static tensors, tuples and tokens.
 //
 // Types are small immutable values; copying one is cheap (tuple element lists
-// are shared). Shapes are static: the front end rejects dynamic dimensions.
+// are shared). Shapes are static but where ir/dynamic.h says otherwise.
 #ifndef TPUSIM_IR_TYPE_H_
 #define TPUSIM_IR_TYPE_H_
 

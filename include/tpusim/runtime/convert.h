@@ -4,6 +4,7 @@
 #define TPUSIM_RUNTIME_CONVERT_H_
 
 #include <string>
+#include <vector>
 
 #include "tpusim/base/status.h"
 
@@ -11,9 +12,12 @@ namespace tpusim::runtime {
 
 enum class TextFormat { kMlir, kHlo };
 
-// The program at `path` (either format) as `format` text. kUnimplemented
-// names the first op that has no HLO form.
-StatusOr<std::string> ConvertProgram(const std::string& path, TextFormat format);
+// The program at `path` (either format) as `format` text. A program with
+// dynamic (`?`) dimensions is first refined for `arg_shapes` ("arg0=8x4",
+// runtime/arg_shapes.h) when given; HLO text needs it refined.
+// kUnimplemented names the first op that has no HLO form.
+StatusOr<std::string> ConvertProgram(const std::string& path, TextFormat format,
+                                     const std::vector<std::string>& arg_shapes = {});
 
 }  // namespace tpusim::runtime
 

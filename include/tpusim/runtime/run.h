@@ -31,6 +31,10 @@ struct RunOptions {
   std::string output_dir = "out";
   std::string entry;           // empty: @main, else the only public function
   bool random_inputs = false;  // fill parameters given no input
+  // Shapes of a shape-polymorphic program's parameters ("arg0=8x4"), as
+  // runtime/arg_shapes.h reads them; parameters with an input file may
+  // take its shape instead.
+  std::vector<std::string> arg_shapes;
   uint64_t seed = 0;
   ops::EvalOptions eval;
 

@@ -11,6 +11,8 @@ namespace tpusim::verify {
 
 // OK, or the first problem found with its source location. An op that
 // tpusim does not know is kUnimplemented; a broken rule is kInvalidArgument.
+// Ops with dynamic dimensions (ir::kDynamicDim) in their types skip their
+// shape rule: refine-shapes sizes them and the pipeline verifies again.
 Status VerifyModule(const ir::Module& module);
 
 }  // namespace tpusim::verify
