@@ -124,6 +124,19 @@ class RunTest(unittest.TestCase):
         self.assertAlmostEqual(float(results[4]), loss, places=4)
         self.assertEqual(len(results), 5)
 
+    def test_shape_polymorphic_program_takes_the_arrays_shapes(self):
+        path = os.path.join(EXAMPLES, "shape_poly", "softmax.mlir")
+        for shape in [(3, 5), (7, 2)]:
+            x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+            (y,), _ = tpusim.run(path, x, numerics="reference")
+            e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+            np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+        small = tpusim.time(path, arg_shapes={"arg0": (8, 128)})
+        large = tpusim.time(path, arg_shapes={"arg0": (4096, 4096)})
+        self.assertGreater(large.total_seconds, small.total_seconds)
+        with self.assertRaisesRegex(tpusim.Error, "--arg-shape"):
+            tpusim.time(path)
+
 
 class ErrorTest(unittest.TestCase):
 

@@ -104,8 +104,10 @@ def _npy_bytes(value, index):
 
 
 def _execute(program, arrays, chip, numerics, precision, slice, topology, chip_file, entry,
-             timing_only, overlap, trace):
+             timing_only, overlap, trace, arg_shapes=None):
     args = _tpusim.RunArgs()
+    args.arg_shapes = ["%s=%s" % (name, "x".join(str(int(d)) for d in dims))
+                       for name, dims in (arg_shapes or {}).items()]
     args.text, args.name = _program_text(program)
     args.inputs = [_npy_bytes(a, i) for i, a in enumerate(arrays)]
     args.chip = chip
@@ -135,6 +137,8 @@ def run(program, *arrays, chip="v5e", numerics="tpu", precision=None, slice=None
     numerics: "tpu" (bf16 MXU passes, TPU rounding) or "reference" (exact).
     precision: override every dot/convolution: "default", "high", "highest".
     slice / topology: time on a pod slice ("v5p-128") or torus ("4x4").
+    A shape-polymorphic program (jax.export with symbolic shapes) is
+    refined for the arrays' shapes first.
     Returns a list of numpy arrays and a Report.
     """
     return _execute(program, arrays, chip, numerics, precision, slice, topology, chip_file,
@@ -142,10 +146,14 @@ def run(program, *arrays, chip="v5e", numerics="tpu", precision=None, slice=None
 
 
 def time(program, chip="v5e", numerics="tpu", precision=None, slice=None, topology=None,
-         chip_file=None, entry=None, overlap=True, trace=False):
-    """Times `program` from its shapes alone (no values) and returns a Report."""
+         chip_file=None, entry=None, overlap=True, trace=False, arg_shapes=None):
+    """Times `program` from its shapes alone (no values) and returns a Report.
+
+    arg_shapes: for a shape-polymorphic program, each dynamic parameter's
+    dimensions by name, {"arg0": (8, 4)}.
+    """
     _, report = _execute(program, (), chip, numerics, precision, slice, topology, chip_file,
-                         entry, True, overlap, trace)
+                         entry, True, overlap, trace, arg_shapes)
     return report
 
 

@@ -45,16 +45,6 @@ bool IsShapeAssertion(const ir::Operation& op) {
   return op.name_str() == "stablehlo.custom_call" && ops::CallTarget(op) == "shape_assertion";
 }
 
-bool HasDynamicTypes(const ir::Operation& op) {
-  for (ir::Value v : op.operands()) {
-    if (!ir::IsStatic(v.type())) return true;
-  }
-  for (ir::Value v : op.results()) {
-    if (!ir::IsStatic(v.type())) return true;
-  }
-  return false;
-}
-
 // Whether `declared` (possibly dynamic) admits `inferred`: same kind, element
 // type and rank, and equal static dimensions.
 bool Admits(const ir::Type& declared, const ir::Type& inferred) {
@@ -172,7 +162,7 @@ class Refiner {
   static bool AllStatic(const ir::Function& f) {
     bool all = true;
     for (ir::Value a : f.entry().arguments()) all = all && ir::IsStatic(a.type());
-    ir::Walk(f.body(), [&](ir::Operation& op) { all = all && !HasDynamicTypes(op); });
+    ir::Walk(f.body(), [&](ir::Operation& op) { all = all && !ir::HasDynamicTypes(op); });
     return all;
   }
 
@@ -594,7 +584,7 @@ bool HasDynamicShapes(const ir::Module& module) {
     }
     bool dynamic = false;
     ir::Walk(f->body(), [&](ir::Operation& op) {
-      dynamic = dynamic || HasDynamicTypes(op) || IsShapeAssertion(op);
+      dynamic = dynamic || ir::HasDynamicTypes(op) || IsShapeAssertion(op);
     });
     if (dynamic) return true;
   }

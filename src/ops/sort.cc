@@ -45,42 +45,9 @@ Status VerifySort(const ir::Operation& op) {
 StatusOr<std::vector<int64_t>> SortSlice(EvalContext& ctx, const ir::Operation& op,
                                          std::span<const Tensor> in, int64_t base,
                                          int64_t stride, int64_t n) {
-  std::vector<int64_t> perm(n);
-  for (int64_t i = 0; i < n; ++i) perm[i] = i;
-  std::optional<CompareMatch> cmp = MatchCompareRegion(op.region(0));
-  if (cmp && WithCompareKernel(in[0].element(), *cmp, [&](auto c) {
-        using S = typename decltype(c)::Storage;
-        const S* x = in[0].data<S>() + base;
-        StableSort(perm, [&](int64_t a, int64_t b) { return c(x[a * stride], x[b * stride]); });
-      })) {
-    return perm;
-  }
-  // Each input's elements as 0-d tensors, made once per slice rather than
-  // once per comparison.
-  std::vector<std::vector<Tensor>> scalars(in.size());
-  for (size_t k = 0; k < in.size(); ++k) {
-    for (int64_t i = 0; i < n; ++i) {
-      TPUSIM_ASSIGN_OR_RETURN(Tensor s, ScalarAt(in[k], base + i * stride));
-      scalars[k].push_back(std::move(s));
-    }
-  }
-  Status status;
-  std::vector<Tensor> args(2 * in.size());
-  StableSort(perm, [&](int64_t a, int64_t b) {
-    if (!status.ok()) return false;
-    for (size_t k = 0; k < in.size(); ++k) {
-      args[2 * k] = scalars[k][a];
-      args[2 * k + 1] = scalars[k][b];
-    }
-    StatusOr<std::vector<Tensor>> r = ctx.RunRegion(op.region(0), args);
-    if (!r.ok()) {
-      status = r.status();
-      return false;
-    }
-    return *(*r)[0].data<uint8_t>() != 0;
-  });
-  TPUSIM_RETURN_IF_ERROR(status);
-  return perm;
+  return SortPermutation(
+      op.region(0), [&](std::span<const Tensor> args) { return ctx.RunRegion(op.region(0), args); },
+      in, base, stride, n);
 }
 
 StatusOr<std::vector<Tensor>> EvalSort(EvalContext& ctx, const ir::Operation& op,
@@ -136,4 +103,45 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.sort",
 TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.sort"}, InferSameAsOperands);
 
 }  // namespace
+StatusOr<std::vector<int64_t>> SortPermutation(const ir::Region& cmp, const RunComparator& run,
+                                               std::span<const Tensor> in, int64_t base,
+                                               int64_t stride, int64_t n) {
+  std::vector<int64_t> perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  std::optional<CompareMatch> match = MatchCompareRegion(cmp);
+  if (match && WithCompareKernel(in[0].element(), *match, [&](auto c) {
+        using S = typename decltype(c)::Storage;
+        const S* x = in[0].data<S>() + base;
+        StableSort(perm, [&](int64_t a, int64_t b) { return c(x[a * stride], x[b * stride]); });
+      })) {
+    return perm;
+  }
+  // Each input's elements as 0-d tensors, made once per slice rather than
+  // once per comparison.
+  std::vector<std::vector<Tensor>> scalars(in.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    for (int64_t i = 0; i < n; ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(Tensor s, ScalarAt(in[k], base + i * stride));
+      scalars[k].push_back(std::move(s));
+    }
+  }
+  Status status;
+  std::vector<Tensor> args(2 * in.size());
+  StableSort(perm, [&](int64_t a, int64_t b) {
+    if (!status.ok()) return false;
+    for (size_t k = 0; k < in.size(); ++k) {
+      args[2 * k] = scalars[k][a];
+      args[2 * k + 1] = scalars[k][b];
+    }
+    StatusOr<std::vector<Tensor>> r = run(args);
+    if (!r.ok()) {
+      status = r.status();
+      return false;
+    }
+    return *(*r)[0].data<uint8_t>() != 0;
+  });
+  TPUSIM_RETURN_IF_ERROR(status);
+  return perm;
+}
+
 }  // namespace tpusim::ops

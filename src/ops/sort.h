@@ -1,10 +1,17 @@
-// The stable sort behind stablehlo.sort and chlo.top_k. Internal to src/ops.
+// The stable sort behind stablehlo.sort, chlo.top_k and ApproxTopK. Internal
+// to src/ops.
 #ifndef TPUSIM_OPS_SORT_H_
 #define TPUSIM_OPS_SORT_H_
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/tensor/tensor.h"
 
 namespace tpusim::ops {
 
@@ -26,6 +33,19 @@ void StableSort(std::vector<int64_t>& v, Less&& less) {
     v.swap(buf);
   }
 }
+
+// Evaluates a comparator on 2 x inputs scalars (lhs0, rhs0, lhs1, ...).
+using RunComparator =
+    std::function<StatusOr<std::vector<Tensor>>(std::span<const Tensor> args)>;
+
+// The permutation that stably sorts the slice of `n` elements at `base`
+// (step `stride`) of each of `in` by comparator `cmp` (a sort's region or a
+// comparator function's body): position p of the sorted slice takes element
+// perm[p]. A comparator region_kernels.h recognizes runs natively; any
+// other is evaluated by `run`, whose errors are returned.
+StatusOr<std::vector<int64_t>> SortPermutation(const ir::Region& cmp, const RunComparator& run,
+                                               std::span<const Tensor> in, int64_t base,
+                                               int64_t stride, int64_t n);
 
 // Comparator evaluations of a bitonic sort of one row of `n` elements, the
 // sort a vector unit runs: each of its L(L+1)/2 stages (L = ceil(log2 n))

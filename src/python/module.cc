@@ -57,6 +57,7 @@ StatusOr<ops::EvalOptions> EvalOptionsOf(const std::string& numerics,
 struct RunArgs {
   std::string text, name;      // the program and what errors call it
   std::vector<py::bytes> inputs;  // .npy bytes, one per parameter
+  std::vector<std::string> arg_shapes;  // "NAME=DIMS", as --arg-shape takes them
   std::string chip, chip_file, slice, topology, entry, numerics, precision;
   bool timing_only = false, overlap = true, trace = false;
 };
@@ -70,6 +71,7 @@ py::tuple Run(const RunArgs& a) {
   o.topology = a.topology;
   o.entry = a.entry;
   o.timing_only = a.timing_only;
+  o.arg_shapes = a.arg_shapes;
   o.overlap = a.overlap;
   if (a.trace) o.trace = "(in memory)";  // Execute keeps the trace itself
   o.eval = ValueOr(EvalOptionsOf(a.numerics, a.precision));
@@ -118,6 +120,7 @@ PYBIND11_MODULE(_tpusim, m) {
       .def_readwrite("text", &RunArgs::text)
       .def_readwrite("name", &RunArgs::name)
       .def_readwrite("inputs", &RunArgs::inputs)
+      .def_readwrite("arg_shapes", &RunArgs::arg_shapes)
       .def_readwrite("chip", &RunArgs::chip)
       .def_readwrite("chip_file", &RunArgs::chip_file)
       .def_readwrite("slice", &RunArgs::slice)

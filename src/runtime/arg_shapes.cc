@@ -92,4 +92,23 @@ Status RefineForArguments(ir::Module& module, const std::string& entry,
   return verify::VerifyModule(module).WithContext("the refined program is invalid");
 }
 
+Status RefineForValues(ir::Module& module, const std::string& entry,
+                       std::span<const Tensor> args) {
+  const ir::Function* f = module.Lookup(entry);
+  if (f == nullptr) return NotFound("no function @" + entry);
+  if (!compiler::HasDynamicShapes(module)) return Status::Ok();
+  std::vector<ir::Type> types = f->type().inputs;
+  if (args.size() != types.size()) {
+    return InvalidArgument("@" + entry + " takes " + std::to_string(types.size()) +
+                           " arguments, given " + std::to_string(args.size()));
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i].is_tensor() && args[i].valid()) {
+      types[i] = ir::Type::Tensor(types[i].element(), args[i].shape());
+    }
+  }
+  TPUSIM_RETURN_IF_ERROR(compiler::RefineShapes(module, entry, types));
+  return verify::VerifyModule(module).WithContext("the refined program is invalid");
+}
+
 }  // namespace tpusim::runtime

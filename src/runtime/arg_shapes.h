@@ -4,11 +4,13 @@
 #ifndef TPUSIM_RUNTIME_ARG_SHAPES_H_
 #define TPUSIM_RUNTIME_ARG_SHAPES_H_
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
+#include "tpusim/tensor/tensor.h"
 
 namespace tpusim::runtime {
 
@@ -29,6 +31,11 @@ StatusOr<std::vector<ir::Type>> ArgumentTypes(const ir::Function& f,
 Status RefineForArguments(ir::Module& module, const std::string& entry,
                           const std::vector<std::string>& arg_shapes,
                           const std::vector<std::string>& files);
+
+// The same for arrays in memory: parameter i takes args[i]'s dimensions.
+// Nothing to do for a program whose shapes are all static.
+Status RefineForValues(ir::Module& module, const std::string& entry,
+                       std::span<const Tensor> args);
 
 }  // namespace tpusim::runtime
 

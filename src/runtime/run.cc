@@ -246,6 +246,10 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
 
 StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tensor> args,
                             const RunOptions& options) {
+  if (!options.timing_only) {
+    TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
+    TPUSIM_RETURN_IF_ERROR(RefineForValues(*module, f->name(), args));
+  }
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), options));
   if (options.timing_only) {
     TPUSIM_ASSIGN_OR_RETURN(timing::Timeline timeline, TimeStatically(*p, options));

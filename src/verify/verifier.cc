@@ -6,16 +6,6 @@
 namespace tpusim::verify {
 namespace {
 
-bool HasDynamicTypes(const ir::Operation& op) {
-  for (ir::Value v : op.operands()) {
-    if (!ir::IsStatic(v.type())) return true;
-  }
-  for (ir::Value v : op.results()) {
-    if (!ir::IsStatic(v.type())) return true;
-  }
-  return false;
-}
-
 class Verifier {
  public:
   explicit Verifier(const ir::Module& module) : module_(module) {}
@@ -65,7 +55,7 @@ class Verifier {
     if (op.name_str() == "func.call") TPUSIM_RETURN_IF_ERROR(VerifyCall(op));
     // An op of dynamic types (a shape-polymorphic program not yet refined)
     // has its shape rule checked once refine-shapes has sized them.
-    if (def->verify && !HasDynamicTypes(op)) {
+    if (def->verify && !ir::HasDynamicTypes(op)) {
       Status st = def->verify(op);
       if (!st.ok()) return st.WithLocation(op.loc().ToString());
     }

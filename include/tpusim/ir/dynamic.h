@@ -21,6 +21,11 @@ bool IsStaticShape(const Shape& shape);
 // Tensors: IsStaticShape; tuples: every element is static; tokens: true.
 bool IsStatic(const Type& type);
 
+class Operation;
+
+// Whether an operand or result of `op` is not IsStatic.
+bool HasDynamicTypes(const Operation& op);
+
 }  // namespace tpusim::ir
 
 #endif  // TPUSIM_IR_DYNAMIC_H_

@@ -89,8 +89,9 @@ struct Execution {
 // Compiles and runs `module` as RunProgram does, on `args` (one per
 // parameter of the entry function, converted to its type as .npy inputs are;
 // none for a timing-only run) instead of files, and returns the results and reports instead of
-// writing them. options.inputs, output_dir, report_json and world are not
-// used. kUnimplemented for the values of a program over several devices of a
+// writing them; a shape-polymorphic program is refined for the arguments'
+// shapes (for options.arg_shapes when timing only). options.inputs,
+// output_dir, report_json and world are not used. kUnimplemented for the values of a program over several devices of a
 // slice (RunProgram computes those); kInvalidArgument for arguments that do
 // not match the entry function's parameters.
 StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tensor> args,
