@@ -2,7 +2,8 @@
 
 `pip install --no-build-isolation .` (offline, with Debian's setuptools):
 CMake configures and builds the tpusim_python target and the extension it
-makes is installed into the tpusim package.
+makes is installed into the tpusim package. TPUSIM_BUILD_DIR=build reuses
+the build scripts/build.sh made instead of building again.
 """
 
 import os
@@ -18,9 +19,10 @@ class CMakeBuild(build_ext):
 
     def build_extension(self, ext):
         source = pathlib.Path(__file__).parent.resolve()
-        build = pathlib.Path(self.build_temp).resolve() / "cmake"
+        # TPUSIM_BUILD_DIR: reuse a configured build (scripts/build.sh's build/).
+        build = pathlib.Path(os.environ.get("TPUSIM_BUILD_DIR") or
+                             pathlib.Path(self.build_temp).resolve() / "cmake").resolve()
         subprocess.run(["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja",
-                        "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DTPUSIM_BENCH=OFF",
                         "-DPython3_EXECUTABLE=" + sys.executable], check=True)
         jobs = str(os.cpu_count() or 1)
         subprocess.run(["ninja", "-C", str(build), "-j", jobs, "tpusim_python"], check=True)
