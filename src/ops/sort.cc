@@ -25,8 +25,8 @@ Status VerifySort(const ir::Operation& op) {
   for (int i = 0; i < op.num_operands(); ++i) {
     const ir::Type& t = op.operand(i).type();
     if (t.shape() != first.shape()) {
-      return OpError(op, "inputs have different shapes: " + first.ToString() + " and " +
-                             t.ToString());
+      return OpError(op,
+                     "inputs have different shapes: " + first.ToString() + " and " + t.ToString());
     }
     TPUSIM_RETURN_IF_ERROR(ExpectResultType(op, i, t));
     args.push_back(t.element());
@@ -34,8 +34,8 @@ Status VerifySort(const ir::Operation& op) {
   }
   const int64_t dim = GetIntOr(op, "dimension", -1);
   if (dim < -first.rank() || dim >= first.rank()) {
-    return OpError(op, "dimension " + std::to_string(dim) + " is out of range for " +
-                           first.ToString());
+    return OpError(op,
+                   "dimension " + std::to_string(dim) + " is out of range for " + first.ToString());
   }
   return CheckScalarRegion(op, op.region(0), "comparator", args, {ir::ElementType::kI1});
 }
@@ -43,8 +43,8 @@ Status VerifySort(const ir::Operation& op) {
 // Sorts the slice of `n` elements at `base` with step `stride` and returns
 // the permutation: position p of the result takes element perm[p].
 StatusOr<std::vector<int64_t>> SortSlice(EvalContext& ctx, const ir::Operation& op,
-                                         std::span<const Tensor> in, int64_t base,
-                                         int64_t stride, int64_t n) {
+                                         std::span<const Tensor> in, int64_t base, int64_t stride,
+                                         int64_t n) {
   return SortPermutation(
       op.region(0), [&](std::span<const Tensor> args) { return ctx.RunRegion(op.region(0), args); },
       in, base, stride, n);

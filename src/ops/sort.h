@@ -35,8 +35,7 @@ void StableSort(std::vector<int64_t>& v, Less&& less) {
 }
 
 // Evaluates a comparator on 2 x inputs scalars (lhs0, rhs0, lhs1, ...).
-using RunComparator =
-    std::function<StatusOr<std::vector<Tensor>>(std::span<const Tensor> args)>;
+using RunComparator = std::function<StatusOr<std::vector<Tensor>>(std::span<const Tensor> args)>;
 
 // The permutation that stably sorts the slice of `n` elements at `base`
 // (step `stride`) of each of `in` by comparator `cmp` (a sort's region or a

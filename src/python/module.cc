@@ -55,8 +55,8 @@ StatusOr<ops::EvalOptions> EvalOptionsOf(const std::string& numerics,
 }
 
 struct RunArgs {
-  std::string text, name;      // the program and what errors call it
-  std::vector<py::bytes> inputs;  // .npy bytes, one per parameter
+  std::string text, name;               // the program and what errors call it
+  std::vector<py::bytes> inputs;        // .npy bytes, one per parameter
   std::vector<std::string> arg_shapes;  // "NAME=DIMS", as --arg-shape takes them
   std::string chip, chip_file, slice, topology, entry, numerics, precision;
   bool timing_only = false, overlap = true, trace = false;

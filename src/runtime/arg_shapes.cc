@@ -92,8 +92,7 @@ Status RefineForArguments(ir::Module& module, const std::string& entry,
   return verify::VerifyModule(module).WithContext("the refined program is invalid");
 }
 
-Status RefineForValues(ir::Module& module, const std::string& entry,
-                       std::span<const Tensor> args) {
+Status RefineForValues(ir::Module& module, const std::string& entry, std::span<const Tensor> args) {
   const ir::Function* f = module.Lookup(entry);
   if (f == nullptr) return NotFound("no function @" + entry);
   if (!compiler::HasDynamicShapes(module)) return Status::Ok();

@@ -162,8 +162,8 @@ StatusOr<std::unique_ptr<Prepared>> Prepare(std::unique_ptr<ir::Module> module,
   p->compiler = std::make_unique<Compiler>(options.compile);
   TPUSIM_ASSIGN_OR_RETURN(p->compiled, p->compiler->Compile(*p->module, entry, p->chip));
   if (p->slice) {
-    TPUSIM_ASSIGN_OR_RETURN(p->pricer, pod::CollectivePricer::Create(
-                                           *p->slice, p->grid.replicas, p->grid.partitions));
+    TPUSIM_ASSIGN_OR_RETURN(
+        p->pricer, pod::CollectivePricer::Create(*p->slice, p->grid.replicas, p->grid.partitions));
     TPUSIM_RETURN_IF_ERROR(p->pricer->Prepare(p->program()));
   }
   return p;
@@ -180,7 +180,9 @@ StatusOr<timing::Timeline> TimeStatically(Prepared& p, const RunOptions& options
 // The reports on `timeline`, with what partitioning and compiling did.
 Execution Report(const Prepared& p, timing::Timeline timeline, const RunOptions& options) {
   if (p.partitioned) {
-    for (std::string& note : DescribePartitioning(*p.partitioned)) timeline.AddNote(std::move(note));
+    for (std::string& note : DescribePartitioning(*p.partitioned)) {
+      timeline.AddNote(std::move(note));
+    }
   }
   // One SPMD program: a timing-only run stands for every device alike.
   if (p.slice && timeline.devices().empty()) {
@@ -230,9 +232,9 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
     const ir::Function& f = *p->f;
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options, f.type().inputs));
     timeline.emplace(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
-                            RunWithValues(p->program(), f, std::move(args), options, *timeline,
-                                          p->pod()));
+    TPUSIM_ASSIGN_OR_RETURN(
+        std::vector<Tensor> results,
+        RunWithValues(p->program(), f, std::move(args), options, *timeline, p->pod()));
     for (const Tensor& r : results) {
       if (r.type().is_tuple()) {
         return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
@@ -266,13 +268,13 @@ StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tens
                            " arguments, given " + std::to_string(args.size()));
   }
   for (size_t i = 0; i < args.size(); ++i) {
-    TPUSIM_ASSIGN_OR_RETURN(args[i],
-                            ConvertInput(args[i], types[i], InputLabel(*p->f, static_cast<int>(i))));
+    TPUSIM_ASSIGN_OR_RETURN(
+        args[i], ConvertInput(args[i], types[i], InputLabel(*p->f, static_cast<int>(i))));
   }
   timing::Timeline timeline(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
-                          RunWithValues(p->program(), *p->f, std::move(args), options, timeline,
-                                        p->pod()));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::vector<Tensor> results,
+      RunWithValues(p->program(), *p->f, std::move(args), options, timeline, p->pod()));
   Execution e = Report(*p, std::move(timeline), options);
   e.results = std::move(results);
   return e;

@@ -43,7 +43,7 @@ std::string CallTarget(const ir::Operation& op);
 
 }  // namespace tpusim::ops
 
-#define TPUSIM_REGISTER_CUSTOM_CALL(...)                                                \
+#define TPUSIM_REGISTER_CUSTOM_CALL(...)                                                 \
   [[maybe_unused]] static const bool TPUSIM_CONCAT_(tpusim_custom_call_reg_, __LINE__) = \
       ::tpusim::ops::CustomCallRegistry::Register(__VA_ARGS__)
 
