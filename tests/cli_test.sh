@@ -8,14 +8,7 @@
 set -uo pipefail
 tpusim=$1
 examples=$2
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export XDG_CACHE_HOME="$work/cache"  # the compile cache, away from the user's
-failures=0
-
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # expect_exit CODE NAME CMD...: runs CMD, checks its exit status and that
 # for input errors (2, 3) stderr is "tpusim: ..." (one line, plus a source

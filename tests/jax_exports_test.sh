@@ -7,14 +7,7 @@
 set -uo pipefail
 tpusim=$1
 dir=$2
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export XDG_CACHE_HOME="$work/cache"
-failures=0
-
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # run_ok NAME ARGS...: runs tpusim, which must succeed.
 run_ok() {

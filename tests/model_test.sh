@@ -9,14 +9,7 @@
 set -uo pipefail
 tpusim=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export XDG_CACHE_HOME="$work/cache"
-failures=0
-
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$tpusim" model --list >list.txt 2>&1 || fail "--list: $(cat list.txt)"
 [[ $(wc -l <list.txt) -ge 16 ]] || fail "--list: $(wc -l <list.txt) models"

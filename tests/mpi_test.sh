@@ -7,18 +7,12 @@
 set -uo pipefail
 tpusim=$1
 examples=$2
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export XDG_CACHE_HOME="$work/cache"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # CI runs as root, which mpirun refuses unless told this twice.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Processes on one machine talk through shared memory, and a container may
 # forbid the cross-memory-attach that Open MPI tries first.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 # In the sanitizer build, leak checking is off under mpirun: Open MPI keeps
 # allocations past MPI_Finalize in plugins it has unloaded by then, which
 # LeakSanitizer can neither name nor suppress. Address and UB checks stay on;

@@ -9,14 +9,7 @@
 set -uo pipefail
 tpusim=$1
 examples=$2/shape_poly
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export XDG_CACHE_HOME="$work/cache"
-failures=0
-
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Inputs: x<ROWS>x<COLS>.npy and the MLP's weights.
 $py - <<'PY' || { echo "FAILED: numpy inputs"; exit 1; }
