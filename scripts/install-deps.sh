@@ -15,6 +15,7 @@ packages=(
   python3-numpy           # test oracle for .npy files
   pybind11-dev python3-dev   # the Python module (import tpusim)
   libfftw3-dev            # stablehlo.fft (GPL-2+)
+  libcpp-httplib-dev libsqlite3-dev   # tpusim cloud: the API server, its state
   python3-scipy           # test oracle for the LAPACK custom calls (tests/lapack_test.py)
 )
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cloud_command.h"
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/io/file.h"
 #include "tpusim/model/model.h"
@@ -270,6 +271,9 @@ int Main(int argc, char** argv) {
   check_cmd->add_option("files", check_files, "StableHLO test files")->required();
   check_flags.AddTo(*check_cmd, "reference");
 
+  std::function<int()> cloud_action;
+  tpusim::cli::AddCloudCommands(app, cloud_action);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -281,6 +285,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return Fail(std::string(e.what()) + " (see tpusim --help)", 2);
   }
+  if (cloud_action) return cloud_action();
 
   if (*chips_cmd) {
     if (dump_chip.empty()) {

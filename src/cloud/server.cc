@@ -1,0 +1,312 @@
+#include "tpusim/cloud/server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cloud/api.h"
+#include "tpusim/cloud/metrics.h"
+#include "tpusim/io/file.h"
+
+namespace tpusim::cloud {
+namespace {
+
+using Digest = std::array<unsigned char, SHA256_DIGEST_LENGTH>;
+
+Digest Sha256(std::string_view s) {
+  Digest d;
+  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
+  return d;
+}
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void SendError(httplib::Response& res, const ApiError& e) {
+  res.status = e.http;
+  res.set_content(ErrorBody(e).dump(), "application/json");
+}
+
+// Token buckets, one per bearer token.
+class RateLimiter {
+ public:
+  RateLimiter(double rate, double burst) : rate_(rate), burst_(burst) {}
+  bool Allow(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double now = Seconds();
+    auto [it, fresh] = buckets_.try_emplace(key, Bucket{burst_, now});
+    Bucket& b = it->second;
+    b.tokens = std::min(burst_, b.tokens + (now - b.last) * rate_);
+    b.last = now;
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+ private:
+  struct Bucket {
+    double tokens, last;
+  };
+  double rate_, burst_;
+  std::mutex mu_;
+  std::map<std::string, Bucket> buckets_;
+};
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ParseTokens(std::string_view text, const std::string& filename) {
+  std::vector<std::string> tokens;
+  int line_no = 0;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(begin, end - begin));
+    ++line_no;
+    begin = end + 1;
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (line.size() < 16 || line.find_first_of(" \t") != std::string::npos) {
+      return InvalidArgument(filename + ":" + std::to_string(line_no) +
+                             ": a token is one word of at least 16 characters");
+    }
+    tokens.push_back(line);
+  }
+  if (tokens.empty()) return InvalidArgument(filename + ": no tokens");
+  return tokens;
+}
+
+struct Server::Impl {
+  Service& service;
+  ServerOptions options;
+  httplib::Server http;
+  std::vector<Digest> token_digests;
+  RateLimiter limiter;
+  ApiMetrics metrics;
+  std::mutex mu;
+  std::condition_variable stopped;
+  bool stopping = false;
+
+  Impl(Service& s, ServerOptions o)
+      : service(s), options(std::move(o)), limiter(options.rate_per_second, options.burst) {
+    for (const std::string& t : options.tokens) token_digests.push_back(Sha256(t));
+  }
+
+  // Compares digests so that neither the length nor the content of a token
+  // leaks through timing; every token is compared.
+  bool Authorized(const httplib::Request& req, std::string& token) const {
+    const std::string header = req.get_header_value("Authorization");
+    if (header.rfind("Bearer ", 0) != 0) return false;
+    token = header.substr(7);
+    const Digest d = Sha256(token);
+    int match = 0;
+    for (const Digest& t : token_digests) match |= CRYPTO_memcmp(d.data(), t.data(), d.size()) == 0;
+    return match != 0;
+  }
+
+  httplib::Server::HandlerResponse Admit(const httplib::Request& req, httplib::Response& res) {
+    std::string token;
+    if (!Authorized(req, token)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      SendError(res, {401, "UNAUTHENTICATED",
+                      "Request is missing a valid bearer token (Authorization: Bearer TOKEN)"});
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!limiter.Allow(token)) {
+      SendError(res, ResourceExhaustedError("Rate limit exceeded: at most " +
+                                            std::to_string(options.rate_per_second) +
+                                            " calls per second per token"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  void Api(const httplib::Request& req, httplib::Response& res) {
+    const double start = Seconds();
+    ApiRequest r{req.method, req.path, {}, req.body};
+    for (const auto& [k, v] : req.params) r.query[k] = v;
+    ApiResponse out = service.Handle(r);
+    res.status = out.http_status;
+    res.set_content(out.body, "application/json");
+    metrics.Record(RouteLabel(req.method, req.path), out.http_status, Seconds() - start);
+  }
+
+  void Metrics(httplib::Response& res) {
+    auto stats = service.Stats();
+    if (!stats.ok()) {
+      SendError(res, InternalError(stats.status()));
+      return;
+    }
+    res.set_content(WorldMetricsText(*stats) + metrics.Text(), "text/plain; version=0.0.4");
+  }
+
+  void Routes() {
+    auto api = [this](const httplib::Request& q, httplib::Response& s) { Api(q, s); };
+    const char* pattern = R"(/v2/.*)";
+    http.Get(pattern, api).Post(pattern, api).Patch(pattern, api).Delete(pattern, api);
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& s) { Metrics(s); });
+    http.set_pre_routing_handler(
+        [this](const httplib::Request& q, httplib::Response& s) { return Admit(q, s); });
+    // httplib's own refusals (unknown path, body too large) in Google's form.
+    http.set_error_handler([](const httplib::Request& q, httplib::Response& s) {
+      if (!s.body.empty()) return;
+      const bool too_large = s.status == 413;
+      SendError(s, {s.status, too_large ? "INVALID_ARGUMENT" : "NOT_FOUND",
+                    too_large ? "Request body too large"
+                              : "The requested URL " + q.path + " was not found on this server."});
+    });
+    http.set_payload_max_length(options.max_body_bytes);
+    const int threads = options.threads;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  }
+
+  void TickLoop() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      lock.unlock();
+      if (Status st = service.Tick(); !st.ok()) {
+        std::fprintf(stderr, "tpusim cloud: %s\n", st.message().c_str());
+      }
+      lock.lock();
+      stopped.wait_for(lock, std::chrono::duration<double>(options.tick_seconds),
+                       [this] { return stopping; });
+    }
+  }
+};
+
+Server::Server(Service& service, ServerOptions options)
+    : impl_(std::make_unique<Impl>(service, std::move(options))) {
+  impl_->Routes();
+}
+
+Server::~Server() { Stop(); }
+
+StatusOr<int> Server::Bind() {
+  Impl& s = *impl_;
+  const int port =
+      s.options.port == 0
+          ? s.http.bind_to_any_port(s.options.host)
+          : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
+  if (port < 0) {
+    return InvalidArgument("cannot listen on " + s.options.host + ":" +
+                           std::to_string(s.options.port) + " (in use, or not an address here)");
+  }
+  return port;
+}
+
+Status Server::Run() {
+  std::thread ticker([this] { impl_->TickLoop(); });
+  const bool ok = impl_->http.listen_after_bind();
+  Stop();
+  ticker.join();
+  return ok ? Status::Ok() : Status(StatusCode::kInternal, "the HTTP server failed");
+}
+
+void Server::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->stopped.notify_all();
+  impl_->http.stop();
+}
+
+}  // namespace tpusim::cloud
+
+namespace tpusim::cloud {
+
+std::string DefaultTokenFile() {
+  const char* config = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string dir = config && *config ? config : std::string(home ? home : ".") + "/.config";
+  return dir + "/tpusim/cloud-token";
+}
+
+StatusOr<std::string> ReadOrCreateToken(const std::string& path, bool create) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && create) {
+    unsigned char bytes[24];
+    if (RAND_bytes(bytes, sizeof bytes) != 1) return Status(StatusCode::kInternal, "no randomness");
+    std::string token;
+    for (unsigned char b : bytes) token += fmt::format("{:02x}", b);
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const mode_t old = umask(077);
+    Status st = io::WriteFileAtomically(path, "# tpusim cloud API token\n" + token + "\n");
+    umask(old);
+    TPUSIM_RETURN_IF_ERROR(st);
+  }
+  std::ifstream in(path);
+  if (!in)
+    return NotFound("no token file " + path + " (give --token-file, or set TPUSIM_CLOUD_TOKEN)");
+  std::stringstream text;
+  text << in.rdbuf();
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ParseTokens(text.str(), path));
+  return tokens.front();
+}
+
+namespace {
+
+StatusOr<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Status Serve(const ServeConfig& config, std::FILE* log) {
+  TPUSIM_ASSIGN_OR_RETURN(std::string capacity, ReadText(config.capacity_file));
+  TPUSIM_ASSIGN_OR_RETURN(WorldConfig world, ParseWorldConfig(capacity, config.capacity_file));
+  const std::string tokens_file =
+      config.tokens_file.empty() ? DefaultTokenFile() : config.tokens_file;
+  if (config.tokens_file.empty())
+    TPUSIM_RETURN_IF_ERROR(ReadOrCreateToken(tokens_file, true).status());
+  TPUSIM_ASSIGN_OR_RETURN(std::string tokens_text, ReadText(tokens_file));
+  ServerOptions options = config.server;
+  TPUSIM_ASSIGN_OR_RETURN(options.tokens, ParseTokens(tokens_text, tokens_file));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Service> service,
+                          Service::Open(config.db, std::move(world)));
+
+  // Signals go to one thread that stops the server; the others block them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  Server server(*service, options);
+  TPUSIM_ASSIGN_OR_RETURN(int port, server.Bind());
+  if (!config.port_file.empty()) {
+    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(config.port_file, std::to_string(port) + "\n"));
+  }
+  std::fprintf(log,
+               "tpusim cloud: serving the Cloud TPU API on http://%s:%d (state %s, tokens %s)\n",
+               options.host.c_str(), port, config.db.c_str(), tokens_file.c_str());
+  std::fflush(log);
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    server.Stop();
+  });
+  Status st = server.Run();
+  pthread_kill(waiter.native_handle(), SIGTERM);  // wakes it if the server stopped by itself
+  waiter.join();
+  return st;
+}
+
+}  // namespace tpusim::cloud
