@@ -216,7 +216,7 @@ StatusOr<std::unique_ptr<Service>> Service::Open(const std::string& db_path, Wor
   const double wall =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   TPUSIM_ASSIGN_OR_RETURN(std::string saved, impl->store->GetValue("sim_time", ""));
-  impl->sim_base = saved.empty() ? wall : std::stod(saved);
+  impl->sim_base = !saved.empty() ? std::stod(saved) : world.start ? *world.start : wall;
   impl->real_base = impl->real_seconds();
   impl->last_tick = impl->sim_base;
   impl->world = std::move(world);

@@ -1,5 +1,6 @@
 #include "tpusim/cloud/world.h"
 
+#include <ctime>
 #include <set>
 
 #include "base/toml_reader.h"
@@ -109,6 +110,23 @@ StatusOr<WorldConfig> FromTable(const toml::table& root, const std::string& file
   TPUSIM_RETURN_IF_ERROR(r.Read("seed", seed));
   w.seed = static_cast<uint64_t>(seed);
   TPUSIM_RETURN_IF_ERROR(r.Read("speed", w.speed));
+  if (const toml::node* start = root.get("start")) {
+    r.Allow("start");
+    const auto* t = start->as_date_time();
+    if (t == nullptr || !t->get().offset) {
+      return InvalidArgument(base::Where(file, start->source()) +
+                             ": 'start' must be a date-time with an offset (2026-01-01T00:00:00Z)");
+    }
+    const toml::date_time& dt = t->get();
+    std::tm tm{};
+    tm.tm_year = dt.date.year - 1900;
+    tm.tm_mon = dt.date.month - 1;
+    tm.tm_mday = dt.date.day;
+    tm.tm_hour = dt.time.hour;
+    tm.tm_min = dt.time.minute;
+    tm.tm_sec = dt.time.second;
+    w.start = static_cast<double>(timegm(&tm)) - dt.offset->minutes * 60.0;
+  }
   if (!(w.speed > 0)) return InvalidArgument(file + ": 'speed' must be positive");
   TPUSIM_RETURN_IF_ERROR(r.ReadStrings("runtime_versions", w.runtime_versions));
   for (const char* section : {"zones", "quota", "durations", "spot", "maintenance"})

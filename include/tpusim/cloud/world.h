@@ -31,6 +31,9 @@ struct WorldConfig {
   std::vector<std::string> runtime_versions;
 
   uint64_t seed = 1;  // of the preemption and maintenance processes
+  // Simulated time at which a new state starts (Unix seconds); unset: the
+  // real time then.
+  std::optional<double> start;
   double speed = 1;   // simulated seconds per real second
   // Simulated seconds each long-running change takes.
   double create_seconds = 120, delete_seconds = 30, stop_seconds = 30, start_seconds = 60;
