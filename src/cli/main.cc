@@ -122,6 +122,18 @@ int Main(int argc, char** argv) {
       ->allow_extra_args(false);
   run_cmd->add_flag("--timing-only", run.timing_only,
                     "time from shapes alone: no inputs, no values, no .npy files");
+  run_cmd
+      ->add_option("--steps", run.steps,
+                   "run a train step N times, its results fed back as its leading parameters")
+      ->capture_default_str();
+  CLI::Option* checkpoint_dir = run_cmd->add_option(
+      "--checkpoint-dir", run.checkpoint_dir,
+      "save the state here as .npy files and a manifest; resume from it when there");
+  run_cmd
+      ->add_option("--checkpoint-every", run.checkpoint_every,
+                   "steps between checkpoints (and one after the last step)")
+      ->needs(checkpoint_dir)
+      ->capture_default_str();
   run_cmd->add_option("--report-json", run.report_json, "write the full timing report as JSON");
   run_cmd->add_option("--trace", run.trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
   int64_t trip_count = -1;

@@ -9,6 +9,7 @@
 #include "runtime/run_io.h"
 #include "runtime/sharding_flags.h"
 #include "runtime/slice_setup.h"
+#include "runtime/steps.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/io/file.h"
 #include "tpusim/mpi/world.h"
@@ -217,6 +218,7 @@ Status WriteReports(const Execution& e, const RunOptions& options, std::FILE* ou
 }  // namespace
 
 Status RunProgram(const RunOptions& options, std::FILE* out) {
+  TPUSIM_RETURN_IF_ERROR(CheckStepOptions(options));
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), options));
   // Under mpirun every process computes alike; process 0 alone speaks.
@@ -225,6 +227,24 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
   std::optional<timing::Timeline> timeline;
   if (options.timing_only) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, TimeStatically(*p, options));
+    if (options.steps > 1 && speaks) {
+      TPUSIM_RETURN_IF_ERROR(PrintStaticSteps(*p->f, *timeline, options, out));
+    }
+  } else if (p->multi_device() && RunsSteps(options)) {
+    const std::string devices = std::to_string(p->grid.size());
+    return Unimplemented(
+        "--steps and --checkpoint-dir do not compute the values of a program over " + devices +
+        " devices of a slice; time its steps with --timing-only");
+  } else if (RunsSteps(options)) {
+    auto step = [&](std::vector<Tensor> args) -> StatusOr<StepRun> {
+      StepRun run{.timeline = timing::Timeline(p->chip, options.overlap,
+                                               p->pod() ? &p->pod()->slice() : nullptr)};
+      TPUSIM_ASSIGN_OR_RETURN(run.results, RunWithValues(p->program(), *p->f, std::move(args),
+                                                         options, run.timeline, p->pod()));
+      return run;
+    };
+    TPUSIM_ASSIGN_OR_RETURN(timeline, RunSteps(*p->f, options, step, out));
+    if (!timeline) return Status::Ok();  // the checkpoint was at the last step
   } else if (p->multi_device()) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunOnDevices(p->program(), *p->module, *p->f, options,
                                                    p->chip, p->grid, p->pod(), out));
@@ -248,6 +268,10 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
 
 StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tensor> args,
                             const RunOptions& options) {
+  if (RunsSteps(options)) {
+    return Unimplemented(
+        "steps and checkpoints run from the command line only (tpusim run --steps)");
+  }
   if (!options.timing_only) {
     TPUSIM_ASSIGN_OR_RETURN(const ir::Function* f, EntryFunction(*module, options.entry));
     TPUSIM_RETURN_IF_ERROR(RefineForValues(*module, f->name(), args));

@@ -57,6 +57,16 @@ struct RunOptions {
   // Iterations for while loops whose trip count timing-only mode cannot infer.
   std::optional<int64_t> trip_count;
 
+  // A training loop (runtime/steps.h): run a train step, whose results are
+  // its leading parameters' new values, `steps` times, feeding them back;
+  // with a checkpoint directory, save them every `checkpoint_every` steps
+  // and after the last, and resume from the checkpoint found there
+  // (tpusim/runtime/checkpoint.h). Single devices with values, or timing
+  // only without checkpoints.
+  int64_t steps = 1;
+  std::string checkpoint_dir;  // empty: no checkpoints
+  int64_t checkpoint_every = 1;
+
   // Compilation: passes, fusion, cache, dumps.
   CompileOptions compile;
 
@@ -91,9 +101,9 @@ struct Execution {
 // none for a timing-only run) instead of files, and returns the results and reports instead of
 // writing them; a shape-polymorphic program is refined for the arguments'
 // shapes (for options.arg_shapes when timing only). options.inputs,
-// output_dir, report_json and world are not used. kUnimplemented for the values of a program over several devices of a
-// slice (RunProgram computes those); kInvalidArgument for arguments that do
-// not match the entry function's parameters.
+// output_dir, report_json and world are not used. kUnimplemented for the values of a program over
+// several devices of a slice (RunProgram computes those) and for steps or a checkpoint directory;
+// kInvalidArgument for arguments that do not match the entry function's parameters.
 StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tensor> args,
                             const RunOptions& options);
 

@@ -1,0 +1,142 @@
+#include "runtime/steps.h"
+
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "runtime/run_io.h"
+#include "tpusim/mpi/world.h"
+#include "tpusim/report/report.h"
+#include "tpusim/runtime/checkpoint.h"
+
+namespace tpusim::runtime {
+namespace {
+
+void PrintStep(int64_t step, double seconds, std::FILE* out) {
+  std::fprintf(out, "step %lld: %s\n", static_cast<long long>(step),
+               report::FormatSeconds(seconds).c_str());
+}
+
+std::vector<ir::Type> StateTypes(const ir::Function& f, size_t state) {
+  const std::vector<ir::Type>& inputs = f.type().inputs;
+  return {inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(state)};
+}
+
+// The state of the checkpoint in options.checkpoint_dir and its step, or
+// none when there is no checkpoint yet.
+StatusOr<std::optional<std::pair<int64_t, std::vector<Tensor>>>> Resume(const ir::Function& f,
+                                                                        size_t state,
+                                                                        const RunOptions& options) {
+  const std::string& dir = options.checkpoint_dir;
+  StatusOr<Manifest> manifest = ReadManifest(dir);
+  if (!manifest.ok() && manifest.status().code() == StatusCode::kNotFound) return std::nullopt;
+  if (!manifest.ok()) return manifest.status();
+  StatusOr<std::vector<Tensor>> tensors = LoadCheckpoint(dir, *manifest, StateTypes(f, state));
+  if (!tensors.ok()) return tensors.status().WithContext("@" + f.name());
+  return std::make_optional(std::make_pair(manifest->step, *std::move(tensors)));
+}
+
+// The first step's arguments: the inputs options name, the state's taken
+// from `resumed` where given.
+StatusOr<std::vector<Tensor>> FirstArguments(const ir::Function& f, const RunOptions& options,
+                                             std::vector<Tensor> resumed) {
+  // Random inputs are drawn for every parameter alike, so that the constant
+  // ones get the values of the run that wrote the checkpoint.
+  std::vector<bool> skip(resumed.size(), !options.random_inputs);
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options, f.type().inputs, skip));
+  for (size_t i = 0; i < resumed.size(); ++i) args[i] = std::move(resumed[i]);
+  return args;
+}
+
+Status CheckResults(const ir::Function& f, const std::vector<Tensor>& results) {
+  for (const Tensor& r : results) {
+    if (r.type().is_tuple()) {
+      return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckStepOptions(const RunOptions& options) {
+  if (options.steps < 1) return InvalidArgument("--steps must be at least 1");
+  if (options.checkpoint_every < 1) return InvalidArgument("--checkpoint-every must be at least 1");
+  if (!options.checkpoint_dir.empty() && options.timing_only) {
+    return InvalidArgument(
+        "--checkpoint-dir saves values, which --timing-only does not compute; drop one of them");
+  }
+  if (RunsSteps(options) && options.world != nullptr && options.world->size() > 1) {
+    return Unimplemented("--steps and --checkpoint-dir do not run under mpirun");
+  }
+  return Status::Ok();
+}
+
+StatusOr<size_t> StateSize(const ir::Function& f) {
+  const ir::FunctionType& type = f.type();
+  if (type.results.size() > type.inputs.size()) {
+    return InvalidArgument("@" + f.name() + " returns " + std::to_string(type.results.size()) +
+                           " results but takes " + std::to_string(type.inputs.size()) +
+                           " parameters; a train step returns its state, its leading parameters");
+  }
+  for (size_t i = 0; i < type.results.size(); ++i) {
+    if (type.results[i] != type.inputs[i]) {
+      return InvalidArgument(
+          "@" + f.name() + " result " + std::to_string(i) + " is " + type.results[i].ToString() +
+          " but " + InputLabel(f, static_cast<int>(i)) + " is " + type.inputs[i].ToString() +
+          "; a train step returns its state, its leading parameters");
+    }
+  }
+  return type.results.size();
+}
+
+StatusOr<std::optional<timing::Timeline>> RunSteps(const ir::Function& f, const RunOptions& options,
+                                                   const StepFn& step, std::FILE* out) {
+  TPUSIM_ASSIGN_OR_RETURN(size_t state, StateSize(f));
+  int64_t done = 0;
+  std::vector<Tensor> resumed;
+  if (!options.checkpoint_dir.empty()) {
+    for (size_t i = 0; i < state; ++i) {
+      if (!f.type().inputs[i].is_tensor()) {
+        return Unimplemented(InputLabel(f, static_cast<int>(i)) + " is " +
+                             f.type().inputs[i].ToString() + ", which a checkpoint cannot hold");
+      }
+    }
+    TPUSIM_ASSIGN_OR_RETURN(auto checkpoint, Resume(f, state, options));
+    if (checkpoint) {
+      std::tie(done, resumed) = *std::move(checkpoint);
+      std::fprintf(out, "resumed from step %lld (%s)\n", static_cast<long long>(done),
+                   options.checkpoint_dir.c_str());
+    }
+  }
+  if (done >= options.steps) {
+    std::fprintf(out, "nothing to do: the checkpoint is at step %lld, --steps is %lld\n",
+                 static_cast<long long>(done), static_cast<long long>(options.steps));
+    TPUSIM_RETURN_IF_ERROR(WriteResults(resumed, {}, options.output_dir, out));
+    return std::nullopt;
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, FirstArguments(f, options, std::move(resumed)));
+  std::optional<StepRun> last;
+  for (int64_t n = done + 1; n <= options.steps; ++n) {
+    TPUSIM_ASSIGN_OR_RETURN(last, step(args));
+    PrintStep(n, last->timeline.total_seconds(), out);
+    for (size_t i = 0; i < state; ++i) args[i] = last->results[i];
+    bool due = n % options.checkpoint_every == 0 || n == options.steps;
+    if (!options.checkpoint_dir.empty() && due) {
+      std::vector<Tensor> tensors(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(state));
+      TPUSIM_RETURN_IF_ERROR(WriteCheckpoint(options.checkpoint_dir, n, tensors));
+    }
+  }
+  TPUSIM_RETURN_IF_ERROR(CheckResults(f, last->results));
+  TPUSIM_RETURN_IF_ERROR(WriteResults(last->results, {}, options.output_dir, out));
+  return std::make_optional(std::move(last->timeline));
+}
+
+Status PrintStaticSteps(const ir::Function& f, const timing::Timeline& timeline,
+                        const RunOptions& options, std::FILE* out) {
+  TPUSIM_RETURN_IF_ERROR(StateSize(f).status());
+  for (int64_t n = 1; n <= options.steps; ++n) PrintStep(n, timeline.total_seconds(), out);
+  return Status::Ok();
+}
+
+}  // namespace tpusim::runtime
