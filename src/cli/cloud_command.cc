@@ -195,12 +195,17 @@ void AddServe(CLI::App* cloud_cmd, std::function<int()>& action) {
       "--tokens", config->tokens_file,
       "bearer tokens, one per line (default " + cloud::DefaultTokenFile() + ", made if missing)");
   serve->add_option("--port-file", config->port_file, "write the bound port here");
-  serve->add_option("--rate", config->server.rate_per_second, "calls per second per token")
-      ->capture_default_str();
+  serve
+      ->add_option("--rate", config->server.rate_per_second,
+                   "calls per second per token, in bursts of up to twice that")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   serve->add_option("--max-body", config->server.max_body_bytes, "largest request body, bytes")
       ->capture_default_str();
-  serve->callback(
-      [&action, config] { action = [config] { return Report(cloud::Serve(*config, stdout)); }; });
+  serve->callback([&action, config] {
+    config->server.burst = 2 * config->server.rate_per_second;
+    action = [config] { return Report(cloud::Serve(*config, stdout)); };
+  });
 }
 
 void AddSsh(CLI::App* cloud_cmd, std::function<int()>& action) {

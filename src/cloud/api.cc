@@ -105,13 +105,55 @@ ApiError Context::Load(const std::string& name, std::optional<json>& out) {
   return {};
 }
 
-ApiError Context::LoadAll(const std::string& kind, const std::string& parent,
-                          std::vector<json>& out) {
-  auto docs = store.List(kind, parent);
+namespace {
+
+ApiError Parse(const StatusOr<std::vector<Document>>& docs, std::vector<json>& out) {
   if (!docs.ok()) return InternalError(docs.status());
   out.clear();
   for (const Document& d : *docs) out.push_back(json::parse(d.body));
   return {};
+}
+
+// When a node next changes by itself: a long-running change ends, or a
+// maintenance window opens or closes.
+std::optional<double> NodeDue(const json& node) {
+  const json& sim = node["_sim"];
+  std::optional<double> due;
+  auto consider = [&due](double t) { due = due ? std::min(*due, t) : t; };
+  if (sim.contains("pending")) consider(sim["until"].get<double>());
+  if (sim.contains("maintenance")) {
+    const bool pending = node["upcomingMaintenance"]["maintenanceStatus"] == "PENDING";
+    consider(sim["maintenance"][pending ? "start" : "end"].get<double>());
+  }
+  return due;
+}
+
+Document Attributes(const std::string& kind, const json& doc) {
+  Document d;
+  const json& sim = doc["_sim"];
+  if (kind == "node") {
+    d.state = doc["state"];
+    d.due = NodeDue(doc);
+    d.pool = sim["zone"].get<std::string>() + "/" + sim["generation"].get<std::string>();
+    d.project = sim["project"];
+    d.chips = HoldsCapacity(d.state) ? sim["chips"].get<int64_t>() : 0;
+  } else if (kind == "queuedResource") {
+    d.state = doc["state"]["state"];
+    // The few that wait or change are looked at on every tick.
+    if (d.state != "ACTIVE" && d.state != "FAILED" && d.state != "SUSPENDED") d.due = 0;
+  }
+  return d;
+}
+
+}  // namespace
+
+ApiError Context::LoadAll(const std::string& kind, const std::string& parent,
+                          std::vector<json>& out) {
+  return Parse(store.List(kind, parent), out);
+}
+
+ApiError Context::LoadDue(const std::string& kind, std::vector<json>& out) {
+  return Parse(store.ListDue(kind, now), out);
 }
 
 ApiError Context::Save(const std::string& kind, json& doc) {
@@ -121,8 +163,13 @@ ApiError Context::Save(const std::string& kind, json& doc) {
     if (!seq.ok()) return InternalError(seq.status());
     sim["seq"] = *seq;
   }
-  const std::string name = doc["name"];
-  CLOUD_TRY_STATUS(store.Put({name, kind, ParentOf(name), sim["seq"].get<int64_t>(), doc.dump()}));
+  Document d = Attributes(kind, doc);
+  d.name = doc["name"];
+  d.kind = kind;
+  d.parent = ParentOf(d.name);
+  d.seq = sim["seq"];
+  d.body = doc.dump();
+  CLOUD_TRY_STATUS(store.Put(d));
   return {};
 }
 
@@ -187,15 +234,9 @@ bool HoldsCapacity(const std::string& state) {
 
 ApiError ChipsInUse(Context& ctx, const std::string& zone, const std::string& generation,
                     const std::string& project, int64_t& chips) {
-  std::vector<json> nodes;
-  CLOUD_TRY(ctx.LoadAll("node", "", nodes));
-  chips = 0;
-  for (const json& n : nodes) {
-    const json& sim = n["_sim"];
-    if (sim["zone"] != zone || sim["generation"] != generation) continue;
-    if (!project.empty() && sim["project"] != project) continue;
-    if (HoldsCapacity(n["state"])) chips += sim["chips"].get<int64_t>();
-  }
+  auto sum = ctx.store.SumChips(zone + "/" + generation, project);
+  if (!sum.ok()) return InternalError(sum.status());
+  chips = *sum;
   return {};
 }
 
@@ -382,8 +423,10 @@ ApiError CreateNodeDocument(Context& ctx, const std::string& name, const NodeReq
                   {"pending", "create"},
                   {"until", ctx.now + ctx.world.create_seconds},
                   {"op", op_name}};
-  CLOUD_TRY(ctx.Save("node", node));
-  node["id"] = std::to_string(node["_sim"]["seq"].get<int64_t>());
+  auto seq = ctx.store.NextSeq();
+  if (!seq.ok()) return InternalError(seq.status());
+  node["_sim"]["seq"] = *seq;
+  node["id"] = std::to_string(*seq);
   return ctx.Save("node", node);
 }
 

@@ -67,7 +67,10 @@ struct Context {
   ApiError Load(const std::string& name, std::optional<json>& out);
   // Documents of `kind` under `parent` in creation order.
   ApiError LoadAll(const std::string& kind, const std::string& parent, std::vector<json>& out);
-  // Stores `doc` (its "name"; its _sim.seq, assigned when missing).
+  // Documents of `kind` whose scheduled change is due, in creation order.
+  ApiError LoadDue(const std::string& kind, std::vector<json>& out);
+  // Stores `doc` (its "name"; its _sim.seq, assigned when missing), with
+  // the indexed attributes the store keeps of it.
   ApiError Save(const std::string& kind, json& doc);
   ApiError Remove(const std::string& name);
   // Adds `delta` to the counter `key` in the store.

@@ -18,6 +18,7 @@ Client::Client(ClientOptions options)
     : options_(std::move(options)), http_(std::make_unique<Http>(options_.endpoint)) {
   http_->client.set_bearer_token_auth(options_.token);
   http_->client.set_connection_timeout(5);
+  http_->client.set_tcp_nodelay(true);
   http_->client.set_read_timeout(60);
 }
 

@@ -5,9 +5,9 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -170,6 +170,13 @@ struct Server::Impl {
                               : "The requested URL " + q.path + " was not found on this server."});
     });
     http.set_payload_max_length(options.max_body_bytes);
+    // Headers and body go out as separate writes: without this, Nagle and
+    // delayed ACKs add 40 ms to every reply.
+    http.set_tcp_nodelay(true);
+    // Clients keep connections open: closing them every few calls races
+    // with a client's next request.
+    http.set_keep_alive_max_count(10000);
+    http.set_keep_alive_timeout(60);
     const int threads = options.threads;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   }
@@ -260,6 +267,8 @@ StatusOr<std::string> ReadOrCreateToken(const std::string& path, bool create) {
 
 namespace {
 
+int g_signal_pipe[2] = {-1, -1};
+
 StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path);
   if (!in) return NotFound("cannot open " + path);
@@ -283,12 +292,6 @@ Status Serve(const ServeConfig& config, std::FILE* log) {
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Service> service,
                           Service::Open(config.db, std::move(world)));
 
-  // Signals go to one thread that stops the server; the others block them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Server server(*service, options);
   TPUSIM_ASSIGN_OR_RETURN(int port, server.Bind());
   if (!config.port_file.empty()) {
@@ -298,14 +301,25 @@ Status Serve(const ServeConfig& config, std::FILE* log) {
                "tpusim cloud: serving the Cloud TPU API on http://%s:%d (state %s, tokens %s)\n",
                options.host.c_str(), port, config.db.c_str(), tokens_file.c_str());
   std::fflush(log);
+  // SIGINT and SIGTERM stop the server through a pipe: a handler may only
+  // write, and libraries' threads (OpenBLAS's) would get a blocked signal.
+  if (pipe(g_signal_pipe) != 0) return Status(StatusCode::kInternal, "pipe failed");
+  struct sigaction action {};
+  action.sa_handler = [](int) { (void)!write(g_signal_pipe[1], "x", 1); };
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
   std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
+    char c;
+    (void)!read(g_signal_pipe[0], &c, 1);
     server.Stop();
   });
   Status st = server.Run();
-  pthread_kill(waiter.native_handle(), SIGTERM);  // wakes it if the server stopped by itself
+  (void)!write(g_signal_pipe[1], "x", 1);  // wakes the waiter if the server stopped by itself
   waiter.join();
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  close(g_signal_pipe[0]);
+  close(g_signal_pipe[1]);
   return st;
 }
 

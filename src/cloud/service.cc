@@ -264,11 +264,12 @@ StatusOr<WorldStats> Service::Stats() {
   s.sim_time = impl_->Now();
   s.served_waits = impl_->served_waits;
   Store& store = *impl_->store;
+  TPUSIM_ASSIGN_OR_RETURN(s.nodes_by_state, store.CountByState("node"));
   TPUSIM_ASSIGN_OR_RETURN(auto nodes, store.List("node", ""));
   for (const Document& d : nodes) {
+    if (d.state != "READY" || d.body.find("\"job\"") == std::string::npos) continue;
     const json n = json::parse(d.body);
-    ++s.nodes_by_state[n["state"].get<std::string>()];
-    if (n["state"] == "READY" && n["_sim"].contains("job")) {
+    if (n["_sim"].contains("job")) {
       const json& job = n["_sim"]["job"];
       s.running_jobs.push_back(
           {n["name"], job["steps"], job["stepSeconds"], job["tensorcoreUtilization"]});

@@ -54,7 +54,8 @@ class ServiceTest : public ::testing::Test {
   // Calls the API; returns the body and sets `status_` to the HTTP status.
   json Call(const std::string& method, const std::string& path, const json& body = nullptr,
             std::map<std::string, std::string> query = {}) {
-    ApiResponse r = service_->Handle({method, path, std::move(query), body.is_null() ? "" : body.dump()});
+    ApiResponse r =
+        service_->Handle({method, path, std::move(query), body.is_null() ? "" : body.dump()});
     status_ = r.http_status;
     return json::parse(r.body);
   }
@@ -67,7 +68,9 @@ class ServiceTest : public ::testing::Test {
                  json extra = json::object()) {
     json body = {{"tpu",
                   {{"nodeSpec",
-                    {{{"parent", "projects/p/locations/z1"}, {"nodeId", node}, {"node", NodeBody(type)}}}}}}};
+                    {{{"parent", "projects/p/locations/z1"},
+                      {"nodeId", node},
+                      {"node", NodeBody(type)}}}}}}};
     body.update(extra);
     return Call("POST", kQueued, body, {{"queuedResourceId", id}});
   }
@@ -129,15 +132,17 @@ TEST_F(ServiceTest, ErrorsUseGooglesFormat) {
   EXPECT_EQ(status_, 400);
   ApiResponse r = service_->Handle({"POST", kNodes, {{"nodeId", "j"}}, "{not json"});
   EXPECT_EQ(r.http_status, 400);
-  json unknown = Call("POST", kNodes, {{"acceleratorType", "v4-8"}, {"colour", "red"}},
-                      {{"nodeId", "u"}});
+  json unknown =
+      Call("POST", kNodes, {{"acceleratorType", "v4-8"}, {"colour", "red"}}, {{"nodeId", "u"}});
   EXPECT_EQ(status_, 400);
   EXPECT_NE(unknown["error"]["message"].get<std::string>().find("colour"), std::string::npos);
   Call("POST", kNodes, {{"acceleratorType", 8}, {"runtimeVersion", "tpu-ubuntu2204-base"}},
        {{"nodeId", "t"}});
   EXPECT_EQ(status_, 400);
-  Call("POST", kNodes, {{"acceleratorType", "v4-8"}, {"runtimeVersion", "tpu-ubuntu2204-base"},
-                        {"labels", {{"a", 1}}}},
+  Call("POST", kNodes,
+       {{"acceleratorType", "v4-8"},
+        {"runtimeVersion", "tpu-ubuntu2204-base"},
+        {"labels", {{"a", 1}}}},
        {{"nodeId", "l"}});
   EXPECT_EQ(status_, 400);
   // Nothing half-made by the refused calls.
@@ -233,7 +238,7 @@ TEST_F(ServiceTest, PatchFollowsTheUpdateMask) {
 }
 
 TEST_F(ServiceTest, QueueServesInOrder) {
-  CreateNode("a", "v4-64");  // 32 of 64 chips
+  CreateNode("a", "v4-64");         // 32 of 64 chips
   QueueNode("big", "b", "v4-128");  // 64 chips: waits for a
   QueueNode("small", "s", "v4-8");  // fits now, but waits behind big
   Advance(1);
@@ -244,7 +249,8 @@ TEST_F(ServiceTest, QueueServesInOrder) {
   Advance(5);
   EXPECT_EQ(QueueState("big"), "PROVISIONING");
   EXPECT_EQ(State("b"), "CREATING");
-  EXPECT_EQ(Call("GET", kNodes + "/b")["queuedResource"], "projects/p/locations/z1/queuedResources/big");
+  EXPECT_EQ(Call("GET", kNodes + "/b")["queuedResource"],
+            "projects/p/locations/z1/queuedResources/big");
   Advance(10);
   EXPECT_EQ(QueueState("big"), "ACTIVE");
   EXPECT_EQ(QueueState("small"), "WAITING_FOR_RESOURCES");
@@ -318,7 +324,8 @@ TEST_F(ServiceTest, MaintenanceWindowsOpenAndClose) {
 
 TEST_F(ServiceTest, StateSurvivesReopening) {
   const std::string db =
-      (std::filesystem::temp_directory_path() / ("tpusim_cloud_" + std::to_string(getpid()))).string();
+      (std::filesystem::temp_directory_path() / ("tpusim_cloud_" + std::to_string(getpid())))
+          .string();
   std::filesystem::remove(db);
   Open(db, kWorld);
   CreateNode("n", "v4-8");
@@ -358,8 +365,9 @@ TEST_F(ServiceTest, CatalogAndJobs) {
   EXPECT_EQ(stats->running_jobs[0].steps, 3);
   const std::string text = WorldMetricsText(*stats);
   EXPECT_NE(text.find("tpusim_nodes{state=\"READY\"} 1"), std::string::npos);
-  EXPECT_NE(text.find("tpusim_job_tensorcore_utilization{node=\"projects/p/locations/z1/nodes/n\"} 0.25"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("tpusim_job_tensorcore_utilization{node=\"projects/p/locations/z1/nodes/n\"} 0.25"),
+      std::string::npos);
 }
 
 TEST(WorldConfigTest, RejectsWhatItDoesNotKnow) {
@@ -377,8 +385,8 @@ TEST(WorldConfigTest, RejectsWhatItDoesNotKnow) {
 TEST(FormatTest, YamlQuotesWhatYamlWouldMisread) {
   json v = {{"a", "yes"}, {"b", "2x2x4"}, {"c", "plain text"}, {"d", {1, 2}}, {"e", "x: y"}};
   EXPECT_EQ(ToYaml(v), "a: \"yes\"\nb: \"2x2x4\"\nc: plain text\nd:\n- 1\n- 2\ne: \"x: y\"\n");
-  auto table = FormatValue({{"runtimeVersions", {{{"version", "v1"}}, {{"version", "v2"}}}}}, "table",
-                           "runtimeVersions");
+  auto table = FormatValue({{"runtimeVersions", {{{"version", "v1"}}, {{"version", "v2"}}}}},
+                           "table", "runtimeVersions");
   ASSERT_TRUE(table.ok());
   EXPECT_EQ(*table, "VERSION\nv1\nv2\n");
   EXPECT_FALSE(FormatValue(json::object(), "xml", "nodes").ok());
@@ -390,10 +398,12 @@ TEST(MetricsTest, RouteLabelsDropIds) {
   ApiMetrics m;
   m.Record("GET nodes", 200, 0.002);
   const std::string text = m.Text();
-  EXPECT_NE(text.find("tpusim_api_request_duration_seconds_bucket{route=\"GET nodes\",le=\"0.0025\"} 1"),
-            std::string::npos);
-  EXPECT_NE(text.find("tpusim_api_request_duration_seconds_bucket{route=\"GET nodes\",le=\"0.001\"} 0"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("tpusim_api_request_duration_seconds_bucket{route=\"GET nodes\",le=\"0.0025\"} 1"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("tpusim_api_request_duration_seconds_bucket{route=\"GET nodes\",le=\"0.001\"} 0"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -35,6 +35,26 @@ json NetworkEndpoints(const json& node) {
   return endpoints;
 }
 
+// Opens and closes maintenance windows: a host under maintenance is
+// unhealthy and its job stops.
+ApiError MaintenanceWindows(Context& ctx, json& node) {
+  if (!node["_sim"].contains("maintenance")) return {};
+  const json window = node["_sim"]["maintenance"];
+  if (ctx.now >= window["end"].get<double>()) {
+    node.erase("upcomingMaintenance");
+    node["_sim"].erase("maintenance");
+    if (node["state"] == "READY") node["health"] = "HEALTHY";
+  } else if (ctx.now >= window["start"].get<double>() &&
+             node["upcomingMaintenance"]["maintenanceStatus"] == "PENDING") {
+    node["upcomingMaintenance"]["maintenanceStatus"] = "ONGOING";
+    node["health"] = "UNHEALTHY_MAINTENANCE";
+    node["_sim"].erase("job");
+  } else {
+    return {};
+  }
+  return ctx.Save("node", node);
+}
+
 ApiError FinishChange(Context& ctx, json& node) {
   json& sim = node["_sim"];
   const std::string pending = sim["pending"];
@@ -57,12 +77,18 @@ ApiError FinishChange(Context& ctx, json& node) {
   return op.empty() ? ApiError{} : ctx.FinishOperation(op, Public(node));
 }
 
-ApiError FinishChanges(Context& ctx, std::vector<json>& nodes) {
+// Ends the long-running changes and maintenance windows that are due.
+ApiError ScheduledChanges(Context& ctx) {
+  std::vector<json> nodes;
+  CLOUD_TRY(ctx.LoadDue("node", nodes));
   for (json& node : nodes) {
     const json& sim = node["_sim"];
     if (sim.contains("pending") && sim["until"].get<double>() <= ctx.now) {
+      const bool deleted = sim["pending"] == "delete";
       CLOUD_TRY(FinishChange(ctx, node));
+      if (deleted) continue;
     }
+    CLOUD_TRY(MaintenanceWindows(ctx, node));
   }
   return {};
 }
@@ -80,27 +106,13 @@ ApiError ScheduleMaintenance(Context& ctx, json& node) {
   return ctx.Save("node", node);
 }
 
-// Opens and closes maintenance windows: a host under maintenance is
-// unhealthy and its job stops.
-ApiError MaintenanceWindows(Context& ctx, json& node) {
-  if (!node["_sim"].contains("maintenance")) return {};
-  const json window = node["_sim"]["maintenance"];
-  if (ctx.now >= window["end"].get<double>()) {
-    node.erase("upcomingMaintenance");
-    node["_sim"].erase("maintenance");
-    if (node["state"] == "READY") node["health"] = "HEALTHY";
-  } else if (ctx.now >= window["start"].get<double>() &&
-             node["upcomingMaintenance"]["maintenanceStatus"] == "PENDING") {
-    node["upcomingMaintenance"]["maintenanceStatus"] = "ONGOING";
-    node["health"] = "UNHEALTHY_MAINTENANCE";
-    node["_sim"].erase("job");
-  } else {
+ApiError RandomEvents(Context& ctx, double elapsed) {
+  if (elapsed <= 0 ||
+      (ctx.world.spot_preemptions_per_hour == 0 && ctx.world.maintenance_per_day == 0)) {
     return {};
   }
-  return ctx.Save("node", node);
-}
-
-ApiError RandomEvents(Context& ctx, std::vector<json>& nodes, double elapsed) {
+  std::vector<json> nodes;
+  CLOUD_TRY(ctx.LoadAll("node", "", nodes));
   const double p_preempt = 1 - std::exp(-ctx.world.spot_preemptions_per_hour * elapsed / 3600);
   const double p_maintain = 1 - std::exp(-ctx.world.maintenance_per_day * elapsed / 86400);
   for (json& node : nodes) {
@@ -114,7 +126,6 @@ ApiError RandomEvents(Context& ctx, std::vector<json>& nodes, double elapsed) {
         Uniform(ctx.world.seed, seq, ctx.now, 2) < p_maintain) {
       CLOUD_TRY(ScheduleMaintenance(ctx, node));
     }
-    CLOUD_TRY(MaintenanceWindows(ctx, node));
   }
   return {};
 }
@@ -205,7 +216,7 @@ ApiError NodesOf(Context& ctx, const json& qr, std::vector<json>& nodes) {
 // Moves each queued resource along its states; returns those waiting.
 ApiError QueuedResourceStates(Context& ctx, std::vector<json>& waiting) {
   std::vector<json> qrs;
-  CLOUD_TRY(ctx.LoadAll("queuedResource", "", qrs));
+  CLOUD_TRY(ctx.LoadDue("queuedResource", qrs));
   for (json& qr : qrs) {
     const std::string state = qr["state"]["state"];
     std::vector<json> nodes;
@@ -244,11 +255,8 @@ ApiError QueuedResourceStates(Context& ctx, std::vector<json>& waiting) {
 }  // namespace
 
 ApiError AdvanceWorld(Context& ctx, double elapsed, std::vector<double>& served_waits) {
-  std::vector<json> nodes;
-  CLOUD_TRY(ctx.LoadAll("node", "", nodes));
-  CLOUD_TRY(FinishChanges(ctx, nodes));
-  CLOUD_TRY(ctx.LoadAll("node", "", nodes));
-  CLOUD_TRY(RandomEvents(ctx, nodes, elapsed));
+  CLOUD_TRY(ScheduledChanges(ctx));
+  CLOUD_TRY(RandomEvents(ctx, elapsed));
   std::vector<json> waiting;
   CLOUD_TRY(QueuedResourceStates(ctx, waiting));
   return ServeQueue(ctx, waiting, served_waits);

@@ -12,9 +12,12 @@
 namespace tpusim::runtime {
 namespace {
 
-void PrintStep(int64_t step, double seconds, std::FILE* out) {
-  std::fprintf(out, "step %lld: %s\n", static_cast<long long>(step),
-               report::FormatSeconds(seconds).c_str());
+// "step 3: 7.43 us, MXU 28.6%": what a watcher of a long run (tpusim cloud
+// ssh) reads its progress from.
+void PrintStep(int64_t step, const timing::Timeline& timeline, std::FILE* out) {
+  const report::Summary s = report::Summarize(timeline);
+  std::fprintf(out, "step %lld: %s, MXU %.1f%%\n", static_cast<long long>(step),
+               report::FormatSeconds(s.total_seconds).c_str(), 100 * s.mxu_utilization);
 }
 
 std::vector<ir::Type> StateTypes(const ir::Function& f, size_t state) {
@@ -119,7 +122,7 @@ StatusOr<std::optional<timing::Timeline>> RunSteps(const ir::Function& f, const 
   std::optional<StepRun> last;
   for (int64_t n = done + 1; n <= options.steps; ++n) {
     TPUSIM_ASSIGN_OR_RETURN(last, step(args));
-    PrintStep(n, last->timeline.total_seconds(), out);
+    PrintStep(n, last->timeline, out);
     for (size_t i = 0; i < state; ++i) args[i] = last->results[i];
     bool due = n % options.checkpoint_every == 0 || n == options.steps;
     if (!options.checkpoint_dir.empty() && due) {
@@ -135,7 +138,7 @@ StatusOr<std::optional<timing::Timeline>> RunSteps(const ir::Function& f, const 
 Status PrintStaticSteps(const ir::Function& f, const timing::Timeline& timeline,
                         const RunOptions& options, std::FILE* out) {
   TPUSIM_RETURN_IF_ERROR(StateSize(f).status());
-  for (int64_t n = 1; n <= options.steps; ++n) PrintStep(n, timeline.total_seconds(), out);
+  for (int64_t n = 1; n <= options.steps; ++n) PrintStep(n, timeline, out);
   return Status::Ok();
 }
 

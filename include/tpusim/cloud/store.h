@@ -11,6 +11,7 @@
 #define TPUSIM_CLOUD_STORE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,14 @@ struct Document {
   std::string parent;  // "projects/p/locations/z"
   int64_t seq = 0;     // creation order, unique and increasing
   std::string body;    // JSON
+  // Indexed, so that the simulation and the capacity checks need not read
+  // every body: the resource's state, the simulated time at which it next
+  // needs the world's attention (none: nothing scheduled), and the chips it
+  // holds from a pool ("zone/generation") for a project.
+  std::string state;
+  std::optional<double> due;
+  std::string pool, project;
+  int64_t chips = 0;
 };
 
 class Store {
@@ -49,6 +58,12 @@ class Store {
   // empty), with seq > after_seq, at most `limit` (all when limit <= 0).
   StatusOr<std::vector<Document>> List(const std::string& kind, const std::string& parent,
                                        int64_t after_seq = 0, int64_t limit = 0);
+  // Documents of `kind` due at `now` or before, in creation order.
+  StatusOr<std::vector<Document>> ListDue(const std::string& kind, double now);
+  // Chips held from `pool`, by `project` if not empty.
+  StatusOr<int64_t> SumChips(const std::string& pool, const std::string& project);
+  // How many documents of `kind` are in each state.
+  StatusOr<std::map<std::string, int64_t>> CountByState(const std::string& kind);
   // Inserts `doc` or replaces the document of the same name (keeping `seq`
   // as given).
   Status Put(const Document& doc);

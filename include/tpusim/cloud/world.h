@@ -34,7 +34,7 @@ struct WorldConfig {
   // Simulated time at which a new state starts (Unix seconds); unset: the
   // real time then.
   std::optional<double> start;
-  double speed = 1;   // simulated seconds per real second
+  double speed = 1;  // simulated seconds per real second
   // Simulated seconds each long-running change takes.
   double create_seconds = 120, delete_seconds = 30, stop_seconds = 30, start_seconds = 60;
   double spot_preemptions_per_hour = 0;  // per spot or preemptible node
