@@ -43,7 +43,7 @@ same() {
 # (a) Five steps in one run are numpy's five updates, one line per step.
 run five --steps 5 "${inputs[@]}"
 for n in 1 2 3 4 5; do
-  grep -q "^step $n: [0-9.]* [mun]*s$" five.txt || fail "five: no line for step $n in $(cat five.txt)"
+  grep -q "^step $n: [0-9.]* [mun]*s, MXU [0-9.]*%$" five.txt || fail "five: no line for step $n in $(cat five.txt)"
 done
 grep -q "^step 6" five.txt && fail "five: a sixth step"
 grep -q "^  time " five.txt || fail "five: no timing report"

@@ -34,6 +34,10 @@ json ErrorBody(const ApiError& e) {
   return {{"error", {{"code", e.http}, {"message", e.message}, {"status", e.status}}}};
 }
 
+std::string Dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string Rfc3339(double seconds) {
   const auto whole = static_cast<std::time_t>(std::floor(seconds));
   const int millis = static_cast<int>(std::lround((seconds - std::floor(seconds)) * 1000)) % 1000;
@@ -168,7 +172,7 @@ ApiError Context::Save(const std::string& kind, json& doc) {
   d.kind = kind;
   d.parent = ParentOf(d.name);
   d.seq = sim["seq"];
-  d.body = doc.dump();
+  d.body = Dump(doc);
   CLOUD_TRY_STATUS(store.Put(d));
   return {};
 }

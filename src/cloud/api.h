@@ -36,6 +36,9 @@ ApiError InternalError(const Status& st);
 // google.rpc.Code's number for a canonical code name (operation errors).
 int RpcCode(const std::string& status);
 json ErrorBody(const ApiError& e);
+// JSON text of `value`; invalid UTF-8 from request text (a path in an error
+// message) becomes U+FFFD rather than an exception.
+std::string Dump(const json& value);
 
 #define CLOUD_TRY(expr)                  \
   do {                                   \

@@ -38,7 +38,7 @@ double Seconds() {
 
 void SendError(httplib::Response& res, const ApiError& e) {
   res.status = e.http;
-  res.set_content(ErrorBody(e).dump(), "application/json");
+  res.set_content(Dump(ErrorBody(e)), "application/json");
 }
 
 // Token buckets, one per bearer token.

@@ -243,8 +243,8 @@ ApiResponse Service::Handle(const ApiRequest& request) {
       e = impl_->Transaction(impl_->Now(), [&](Context& ctx) { return handler(ctx, call, out); });
     }
   }
-  if (e) return {e.http, ErrorBody(e).dump(), e.status};
-  return {200, out.dump(), ""};
+  if (e) return {e.http, Dump(ErrorBody(e)), e.status};
+  return {200, Dump(out), ""};
 }
 
 Status Service::Tick() {
