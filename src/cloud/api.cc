@@ -434,6 +434,18 @@ ApiError CreateNodeDocument(Context& ctx, const std::string& name, const NodeReq
   return ctx.Save("node", node);
 }
 
+ApiError ScheduleMaintenance(Context& ctx, json& node, double start, const char* type) {
+  const double end = start + ctx.world.maintenance_seconds;
+  node["upcomingMaintenance"] = {{"type", type},
+                                 {"canReschedule", false},
+                                 {"windowStartTime", Rfc3339(start)},
+                                 {"windowEndTime", Rfc3339(end)},
+                                 {"maintenanceStatus", "PENDING"}};
+  node["_sim"]["maintenance"] = {{"start", start}, {"end", end}};
+  CLOUD_TRY(ctx.Count("maintenance_events"));
+  return ctx.Save("node", node);
+}
+
 ApiError PreemptNode(Context& ctx, json& node) {
   node["state"] = "PREEMPTED";
   node.erase("health");

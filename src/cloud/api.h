@@ -128,6 +128,9 @@ ApiError CheckQuota(Context& ctx, const std::string& project, const std::string&
                     const std::string& generation, int64_t chips);
 ApiError FreeChips(Context& ctx, const std::string& zone, const std::string& generation,
                    int64_t& free);
+// Schedules a maintenance window of the world's length on `node` from
+// `start` ("SCHEDULED" or "UNSCHEDULED"), saved and counted.
+ApiError ScheduleMaintenance(Context& ctx, json& node, double start, const char* type);
 // Takes a spot node back: PREEMPTED, its chips freed, its queued resource
 // SUSPENDED.
 ApiError PreemptNode(Context& ctx, json& node);

@@ -23,6 +23,15 @@ std::string Last(const json& v) {
   return s.substr(s.rfind('/') + 1);
 }
 
+// The zone segment of "projects/p/locations/ZONE/...".
+std::string ZoneOfName(const json& item) {
+  const std::string name = item.value("name", "");
+  size_t begin = 0;
+  for (int i = 0; i < 3 && begin != std::string::npos; ++i) begin = name.find('/', begin + 1);
+  if (begin == std::string::npos) return "";
+  return name.substr(begin + 1, name.find('/', begin + 1) - begin - 1);
+}
+
 std::string Field(const json& item, const char* key) {
   const json v = item.value(key, json());
   return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
@@ -32,11 +41,7 @@ const std::map<std::string, std::vector<Column>>& Columns() {
   static const std::map<std::string, std::vector<Column>> columns = {
       {"nodes",
        {{"NAME", [](const json& n) { return Last(n["name"]); }},
-        {"ZONE",
-         [](const json& n) {
-           return Last(n["name"].get<std::string>().substr(
-               0, n["name"].get<std::string>().find("/nodes/")));
-         }},
+        {"ZONE", ZoneOfName},
         {"ACCELERATOR_TYPE", [](const json& n) { return Field(n, "acceleratorType"); }},
         {"TOPOLOGY",
          [](const json& n) {
@@ -47,11 +52,7 @@ const std::map<std::string, std::vector<Column>>& Columns() {
         {"STATUS", [](const json& n) { return Field(n, "state"); }}}},
       {"queuedResources",
        {{"NAME", [](const json& q) { return Last(q["name"]); }},
-        {"ZONE",
-         [](const json& q) {
-           return Last(q["name"].get<std::string>().substr(
-               0, q["name"].get<std::string>().find("/queuedResources/")));
-         }},
+        {"ZONE", ZoneOfName},
         {"NODE_COUNT",
          [](const json& q) {
            int64_t n = 0;

@@ -149,16 +149,7 @@ ApiError SimulateMaintenance(Context& ctx, const Call& call, json& out) {
   json node;
   CLOUD_TRY(LoadNode(ctx, call, node));
   CLOUD_TRY(RequireState(node, {"READY"}, "start maintenance on"));
-  node["upcomingMaintenance"] = {
-      {"type", "UNSCHEDULED"},
-      {"canReschedule", false},
-      {"windowStartTime", Rfc3339(ctx.now)},
-      {"windowEndTime", Rfc3339(ctx.now + ctx.world.maintenance_seconds)},
-      {"maintenanceStatus", "PENDING"}};
-  node["_sim"]["maintenance"] = {{"start", ctx.now},
-                                 {"end", ctx.now + ctx.world.maintenance_seconds}};
-  CLOUD_TRY(ctx.Save("node", node));
-  CLOUD_TRY(ctx.Count("maintenance_events"));
+  CLOUD_TRY(ScheduleMaintenance(ctx, node, ctx.now, "UNSCHEDULED"));
   out = Public(node);
   return {};
 }

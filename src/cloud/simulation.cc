@@ -93,19 +93,6 @@ ApiError ScheduledChanges(Context& ctx) {
   return {};
 }
 
-ApiError ScheduleMaintenance(Context& ctx, json& node) {
-  const double start = ctx.now + ctx.world.maintenance_notice_seconds;
-  const double end = start + ctx.world.maintenance_seconds;
-  node["upcomingMaintenance"] = {{"type", "SCHEDULED"},
-                                 {"canReschedule", false},
-                                 {"windowStartTime", Rfc3339(start)},
-                                 {"windowEndTime", Rfc3339(end)},
-                                 {"maintenanceStatus", "PENDING"}};
-  node["_sim"]["maintenance"] = {{"start", start}, {"end", end}};
-  CLOUD_TRY(ctx.Count("maintenance_events"));
-  return ctx.Save("node", node);
-}
-
 ApiError RandomEvents(Context& ctx, double elapsed) {
   if (elapsed <= 0 ||
       (ctx.world.spot_preemptions_per_hour == 0 && ctx.world.maintenance_per_day == 0)) {
@@ -124,7 +111,8 @@ ApiError RandomEvents(Context& ctx, double elapsed) {
     }
     if (!node["_sim"].contains("maintenance") &&
         Uniform(ctx.world.seed, seq, ctx.now, 2) < p_maintain) {
-      CLOUD_TRY(ScheduleMaintenance(ctx, node));
+      CLOUD_TRY(ScheduleMaintenance(ctx, node, ctx.now + ctx.world.maintenance_notice_seconds,
+                                    "SCHEDULED"));
     }
   }
   return {};
