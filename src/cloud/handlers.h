@@ -49,10 +49,8 @@ ApiError GetRuntimeVersion(Context&, const Call&, json&);
 // The world's own changes up to ctx.now (simulation.cc): long-running
 // changes finish, queued resources are served or expire, spot nodes are
 // preempted and maintenance windows open and close. `elapsed` is the
-// simulated time since the last tick, for the random processes; the
-// simulated seconds each queued resource served now waited are appended to
-// `served_waits`.
-ApiError AdvanceWorld(Context& ctx, double elapsed, std::vector<double>& served_waits);
+// simulated time since the last tick, for the random processes.
+ApiError AdvanceWorld(Context& ctx, double elapsed);
 
 }  // namespace tpusim::cloud
 

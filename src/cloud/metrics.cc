@@ -101,11 +101,9 @@ std::string WorldMetricsText(const WorldStats& s) {
          "Simulated seconds the longest-waiting queued resource has waited.");
   out += fmt::format("tpusim_queue_oldest_wait_seconds {}\n", s.oldest_wait_seconds);
   Header(out, "tpusim_queue_wait_seconds", "summary",
-         "Simulated seconds served queued resources waited, since the server started.");
-  double sum = 0;
-  for (double w : s.served_waits) sum += w;
-  out += fmt::format("tpusim_queue_wait_seconds_sum {}\ntpusim_queue_wait_seconds_count {}\n", sum,
-                     s.served_waits.size());
+         "Simulated seconds served queued resources waited for capacity.");
+  out += fmt::format("tpusim_queue_wait_seconds_sum {}\ntpusim_queue_wait_seconds_count {}\n",
+                     s.served_wait_seconds, s.served);
   Header(out, "tpusim_preemptions_total", "counter", "Spot and preemptible nodes preempted.");
   out += fmt::format("tpusim_preemptions_total {}\n", s.preemptions);
   Header(out, "tpusim_maintenance_events_total", "counter", "Maintenance events scheduled.");

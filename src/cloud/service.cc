@@ -109,7 +109,6 @@ struct Service::Impl {
   WorldConfig world;
   std::function<double()> real_seconds;
   double sim_base = 0, real_base = 0, last_tick = 0;
-  std::vector<double> served_waits;
   std::mutex mu;
 
   double Now() const { return sim_base + world.speed * (real_seconds() - real_base); }
@@ -251,8 +250,7 @@ Status Service::Tick() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   const double now = impl_->Now();
   const double elapsed = std::max(0.0, now - impl_->last_tick);
-  ApiError e = impl_->Transaction(
-      now, [&](Context& ctx) { return AdvanceWorld(ctx, elapsed, impl_->served_waits); });
+  ApiError e = impl_->Transaction(now, [&](Context& ctx) { return AdvanceWorld(ctx, elapsed); });
   if (e) return Status(StatusCode::kInternal, "tick: " + e.message);
   impl_->last_tick = now;
   return Status::Ok();
@@ -262,7 +260,6 @@ StatusOr<WorldStats> Service::Stats() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   WorldStats s;
   s.sim_time = impl_->Now();
-  s.served_waits = impl_->served_waits;
   Store& store = *impl_->store;
   TPUSIM_ASSIGN_OR_RETURN(s.nodes_by_state, store.CountByState("node"));
   TPUSIM_ASSIGN_OR_RETURN(auto nodes, store.List("node", ""));
@@ -288,6 +285,10 @@ StatusOr<WorldStats> Service::Stats() {
   }
   TPUSIM_ASSIGN_OR_RETURN(std::string preemptions, store.GetValue("preemptions", "0"));
   TPUSIM_ASSIGN_OR_RETURN(std::string maintenance, store.GetValue("maintenance_events", "0"));
+  TPUSIM_ASSIGN_OR_RETURN(std::string served, store.GetValue("queue_served", "0"));
+  TPUSIM_ASSIGN_OR_RETURN(std::string waited, store.GetValue("queue_wait_ms", "0"));
+  s.served = std::stoll(served);
+  s.served_wait_seconds = std::stoll(waited) / 1000.0;
   s.preemptions = std::stoll(preemptions);
   s.maintenance_events = std::stoll(maintenance);
   return s;

@@ -275,7 +275,8 @@ TEST_F(ServiceTest, OnDemandRequestsReclaimSpotCapacity) {
   auto stats = service_->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->preemptions, 1);
-  EXPECT_EQ(stats->served_waits.size(), 1u);
+  EXPECT_EQ(stats->served, 1);
+  EXPECT_EQ(stats->served_wait_seconds, 1);
 }
 
 TEST_F(ServiceTest, QueuedResourcesExpire) {

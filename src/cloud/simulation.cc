@@ -166,7 +166,7 @@ ApiError Provision(Context& ctx, json& qr) {
 
 // Serves waiting queued resources in the order they came, per zone and
 // generation: one that does not fit holds back those behind it.
-ApiError ServeQueue(Context& ctx, std::vector<json>& waiting, std::vector<double>& served_waits) {
+ApiError ServeQueue(Context& ctx, std::vector<json>& waiting) {
   std::set<std::string> blocked;
   for (json& qr : waiting) {
     json& sim = qr["_sim"];
@@ -185,7 +185,9 @@ ApiError ServeQueue(Context& ctx, std::vector<json>& waiting, std::vector<double
       blocked.insert(zone + "/" + generation);
       continue;
     }
-    served_waits.push_back(ctx.now - sim["wait_since"].get<double>());
+    CLOUD_TRY(ctx.Count("queue_served"));
+    CLOUD_TRY(ctx.Count("queue_wait_ms",
+                        std::llround((ctx.now - sim["wait_since"].get<double>()) * 1000)));
     CLOUD_TRY(Provision(ctx, qr));
   }
   return {};
@@ -242,12 +244,12 @@ ApiError QueuedResourceStates(Context& ctx, std::vector<json>& waiting) {
 
 }  // namespace
 
-ApiError AdvanceWorld(Context& ctx, double elapsed, std::vector<double>& served_waits) {
+ApiError AdvanceWorld(Context& ctx, double elapsed) {
   CLOUD_TRY(ScheduledChanges(ctx));
   CLOUD_TRY(RandomEvents(ctx, elapsed));
   std::vector<json> waiting;
   CLOUD_TRY(QueuedResourceStates(ctx, waiting));
-  return ServeQueue(ctx, waiting, served_waits);
+  return ServeQueue(ctx, waiting);
 }
 
 }  // namespace tpusim::cloud

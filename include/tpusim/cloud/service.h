@@ -45,10 +45,11 @@ struct WorldStats {
   double sim_time = 0;  // seconds since the Unix epoch
   std::map<std::string, int64_t> nodes_by_state;
   std::map<std::string, int64_t> queued_resources_by_state;
-  int64_t queue_depth = 0;           // queued resources waiting for capacity
-  double oldest_wait_seconds = 0;    // of those, simulated
-  std::vector<double> served_waits;  // simulated seconds each served one waited
-  int64_t preemptions = 0;           // since the state was created
+  int64_t queue_depth = 0;         // queued resources waiting for capacity
+  double oldest_wait_seconds = 0;  // of those, simulated
+  int64_t served = 0;              // queued resources served since the state was created
+  double served_wait_seconds = 0;  // simulated seconds they waited, in all
+  int64_t preemptions = 0;         // since the state was created
   int64_t maintenance_events = 0;
   struct Job {
     std::string node;
