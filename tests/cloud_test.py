@@ -103,6 +103,12 @@ class Server:
             except ValueError:
                 fail("%s %s: HTTP %d with a body that is not JSON: %r" % (method, path, e.code, text[:200]))
 
+    def call_text(self, path):
+        """The text body of a GET (for /metrics)."""
+        req = urllib.request.Request(self.url + path, headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.read().decode()
+
     def cli(self, *args, ok=True):
         env = dict(os.environ, TPUSIM_CLOUD_TOKEN=TOKEN, TPUSIM_CLOUD_ENDPOINT=self.url,
                    TPUSIM_CLOUD_PROJECT="p")
@@ -416,8 +422,6 @@ def main():
     try:
         with open(os.path.join(work, "tokens"), "w") as f:
             f.write("# test tokens\n%s\nsecond-token-0123456789\n" % TOKEN)
-        Server.call_text = lambda self, path: urllib.request.urlopen(urllib.request.Request(
-            self.url + path, headers={"Authorization": "Bearer " + TOKEN}), timeout=30).read().decode()
         s = Server(tpusim, work, "main")
         test_cli(s)
         test_guards(s)

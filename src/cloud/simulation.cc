@@ -21,7 +21,7 @@ double Uniform(uint64_t seed, int64_t node_seq, double now, uint64_t stream) {
   return static_cast<double>(x >> 11) * 0x1.0p-53;
 }
 
-// One endpoint per host of the slice, on the node's own /20.
+// One endpoint per host of the slice, in a block of 1024 addresses per node.
 json NetworkEndpoints(const json& node) {
   const int64_t id = node["_sim"]["seq"].get<int64_t>() % 16384;
   json endpoints = json::array();
