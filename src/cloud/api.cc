@@ -1,7 +1,8 @@
 #include "cloud/api.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <cstdio>
 #include <ctime>
 #include <map>
 #include <regex>
@@ -39,14 +40,13 @@ std::string Dump(const json& value) {
 }
 
 std::string Rfc3339(double seconds) {
-  const auto whole = static_cast<std::time_t>(std::floor(seconds));
-  const int millis = static_cast<int>(std::lround((seconds - std::floor(seconds)) * 1000)) % 1000;
+  const auto ms = static_cast<int64_t>(std::floor(seconds * 1000 + 0.5));
+  const auto whole = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  const int millis = static_cast<int>(ms - static_cast<int64_t>(whole) * 1000);
   std::tm tm{};
   gmtime_r(&whole, &tm);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
-  return buf;
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
 }
 
 std::optional<double> ParseDuration(const std::string& text) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cloud/api.h"
 #include "tpusim/cloud/client.h"
 #include "tpusim/cloud/metrics.h"
 
@@ -381,6 +382,20 @@ TEST(WorldConfigTest, RejectsWhatItDoesNotKnow) {
   EXPECT_FALSE(ParseWorldConfig("speed = 2\n", "w.toml").ok());
   EXPECT_FALSE(ParseWorldConfig("[zones.a]\nv4 = -1\n", "w.toml").ok());
   EXPECT_FALSE(ParseWorldConfig("[zones.a\n", "w.toml").ok());
+}
+
+TEST(TimeTest, Rfc3339AndDurations) {
+  EXPECT_EQ(Rfc3339(0.9996), "1970-01-01T00:00:01.000Z");  // rounds into the next second
+  EXPECT_EQ(Rfc3339(1767225600.25), "2026-01-01T00:00:00.250Z");
+  EXPECT_EQ(ParseTime("2026-01-01T00:00:00.250Z"), 1767225600.25);
+  EXPECT_EQ(ParseTime("2026-13-01T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(ParseTime("yesterday"), std::nullopt);
+  EXPECT_EQ(ParseDuration("1.5s"), 1.5);
+  EXPECT_EQ(ParseDuration("90m"), std::nullopt);  // the API's form is seconds
+  EXPECT_TRUE(ValidId("v4-node-1"));
+  EXPECT_FALSE(ValidId("4node"));
+  EXPECT_FALSE(ValidId("node-"));
+  EXPECT_FALSE(ValidId(std::string(64, 'a')));
 }
 
 TEST(FormatTest, YamlQuotesWhatYamlWouldMisread) {
