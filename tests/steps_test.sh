@@ -78,14 +78,21 @@ same five done
 
 # (c) SIGKILLs at any time leave a manifest naming whole shards; the run
 # resumed after them ends as one that was never killed. A step takes a few
-# ms, a checkpoint tens (fsync), so a kill lands in either.
+# ms, a checkpoint tens (fsync), so a kill lands in either. Each kill waits
+# for a checkpoint to exist first, however slow the build (sanitizers) or
+# the machine.
 steps=2000
 run full --steps $steps "${inputs[@]}"
 kills=0
-for delay in 0.7 0.4 0.9 0.3; do
+for delay in 0.2 0.05 0.3 0.01; do
   "$tpusim" run "$sgd" --numerics reference --steps $steps --checkpoint-dir kk \
     --checkpoint-every 10 --output-dir killed "${inputs[@]}" >killed.txt 2>&1 &
   pid=$!
+  for _ in $(seq 3000); do
+    [ -f kk/manifest.json ] && [ "$(cat killed.txt)" != "" ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
   sleep $delay
   kill -KILL $pid 2>/dev/null && kills=$((kills + 1))
   wait $pid 2>/dev/null
