@@ -223,7 +223,10 @@ void AddSsh(CLI::App* cloud_cmd, std::function<int()>& action) {
       if (!client.ok()) return Report(client.status());
       auto code = cloud::RunOnNode(**client, *node, *command, "/proc/self/exe");
       // ssh's own failures exit 255, as ssh's do.
-      if (!code.ok()) return Report(code.status()) == 0 ? 0 : 255;
+      if (!code.ok()) {
+        Report(code.status());
+        return 255;
+      }
       return *code;
     };
   });

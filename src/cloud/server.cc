@@ -13,13 +13,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cloud/api.h"
 #include "tpusim/cloud/metrics.h"
 #include "tpusim/io/file.h"
+#include "tpusim/runtime/load.h"
 
 namespace tpusim::cloud {
 namespace {
@@ -256,12 +255,11 @@ StatusOr<std::string> ReadOrCreateToken(const std::string& path, bool create) {
     umask(old);
     TPUSIM_RETURN_IF_ERROR(st);
   }
-  std::ifstream in(path);
-  if (!in)
+  auto text = runtime::ReadTextFile(path);
+  if (!text.ok()) {
     return NotFound("no token file " + path + " (give --token-file, or set TPUSIM_CLOUD_TOKEN)");
-  std::stringstream text;
-  text << in.rdbuf();
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ParseTokens(text.str(), path));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ParseTokens(*text, path));
   return tokens.front();
 }
 
@@ -269,24 +267,16 @@ namespace {
 
 int g_signal_pipe[2] = {-1, -1};
 
-StatusOr<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 Status Serve(const ServeConfig& config, std::FILE* log) {
-  TPUSIM_ASSIGN_OR_RETURN(std::string capacity, ReadText(config.capacity_file));
+  TPUSIM_ASSIGN_OR_RETURN(std::string capacity, runtime::ReadTextFile(config.capacity_file));
   TPUSIM_ASSIGN_OR_RETURN(WorldConfig world, ParseWorldConfig(capacity, config.capacity_file));
   const std::string tokens_file =
       config.tokens_file.empty() ? DefaultTokenFile() : config.tokens_file;
   if (config.tokens_file.empty())
     TPUSIM_RETURN_IF_ERROR(ReadOrCreateToken(tokens_file, true).status());
-  TPUSIM_ASSIGN_OR_RETURN(std::string tokens_text, ReadText(tokens_file));
+  TPUSIM_ASSIGN_OR_RETURN(std::string tokens_text, runtime::ReadTextFile(tokens_file));
   ServerOptions options = config.server;
   TPUSIM_ASSIGN_OR_RETURN(options.tokens, ParseTokens(tokens_text, tokens_file));
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Service> service,
