@@ -25,7 +25,7 @@ build-fuzz/fuzz/hlo_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit
 build-fuzz/fuzz/model_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/model" models 2>&1 | tail -n 3
 build-fuzz/fuzz/prices_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
-  "$corpus/prices" tests/prices 2>&1 | tail -n 3
+  "$corpus/prices" prices 2>&1 | tail -n 3
 build-fuzz/fuzz/cloud_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/cloud" tests/cloud_corpus 2>&1 | tail -n 3
 

@@ -173,6 +173,19 @@ grep -q 'while at llama.mlir:[0-9:]*: 32 iterations inferred' llama.txt || fail 
 "$tpusim" run gpt3.mlir --slice v5p-128 --timing-only >gpt3.txt 2>&1 || fail "gpt3-175b: $(tail -n 1 gpt3.txt)"
 grep -q 'MFU over the slice' gpt3.txt || fail "gpt3-175b: no MFU"
 grep -q 'while at gpt3.mlir:[0-9:]*: 96 iterations inferred' gpt3.txt || fail "gpt3-175b: layers not counted"
+# A trillion parameters (Megatron-LM's GPT 1T) fits v5p-2048 with the
+# weights split 1024 ways, not 256.
+"$tpusim" plan --model gpt3-1t --slice v5p-2048 --global-batch 1536 --seq 2048 --remat selective \
+  --microbatches 6 --mesh fsdp=128,tensor=8 --json 1t.json >1t.txt 2>/dev/null || fail "plan gpt3-1t: $(tail -n 1 1t.txt)"
+"$tpusim" plan --model gpt3-1t --slice v5p-2048 --global-batch 1536 --seq 2048 --remat full \
+  --mesh data=4,fsdp=64,tensor=4 >1t-oom.txt 2>&1 && fail "plan gpt3-1t: 256-way weights fit"
+grep -q 'rejected v5p-2048 --mesh data=4,fsdp=64,tensor=4 .*: @main needs .* of HBM but v5p has' 1t-oom.txt ||
+  fail "plan gpt3-1t: $(tail -n 1 1t-oom.txt)"
+$py - <<'PY' || fail "plan gpt3-1t: implausible"
+import json
+c = json.load(open("1t.json"))["candidates"][0]
+assert c["fits"] and 0.2 < c["mfu"] < 0.7 and c["hbm_peak_bytes"] <= c["hbm_capacity_bytes"], c
+PY
 # Mixtral split over experts: the experts' matmuls each device's experts and
 # sequences only (no op computed on whole arrays), tokens moved by all-to-alls.
 "$tpusim" model mixtral-8x7b --emit mixtral.mlir --batch 8 --seq 512 --mesh fsdp=4,expert=2 \
@@ -227,6 +240,16 @@ import re
 row = [l for l in open("spot.txt") if l.startswith("  v5p-16")][0].split()
 step, tokens_per_s_per_chip, usd = float(row[4].rstrip("s")), float(row[6]), float(row[-1])
 assert abs(usd - 1.00 / 3600 / tokens_per_s_per_chip * 1e6) < 0.01, (usd, row)
+PY
+# The built-in list's spot prices, in a region of the user's choosing.
+"$tpusim" plan --model llama3-8b --slice v5p-16 --global-batch 32 --seq 2048 --remat full \
+  --mesh fsdp=8 --spot --region us-east5 >region.txt 2>/dev/null || fail "plan --region: $(tail -n 1 region.txt)"
+grep -q '^price v5p: \$1.560 per chip-hour spot in us-east5 (as of ' region.txt ||
+  fail "plan --region: $(tail -n 1 region.txt)"
+$py - <<'PY' || fail "plan --region: the cost is not us-east5's spot price"
+row = [l for l in open("region.txt") if l.startswith("  v5p-16")][0].split()
+tokens_per_s_per_chip, usd = float(row[6]), float(row[-1])
+assert abs(usd - 1.56009 / 3600 / tokens_per_s_per_chip * 1e6) < 0.01, (usd, row)
 PY
 # The model on v5e-16 at batch 4 x 8192 needs more than one chip's 16 GB
 # unless split: the replicated meshes are rejected with their memory.
@@ -295,6 +318,8 @@ bad_plan "batch" 2 "a global batch of 3 sequences splits over the data and fsdp 
 printf '[v5p]\non_demand = "4"\n' >bad-prices.toml
 bad_plan "prices" 2 "bad-prices.toml:2:13: 'v5p.on_demand' has the wrong type" \
   --model llama3-8b --slice v5p-16 --global-batch 8 --prices bad-prices.toml
+bad_plan "region" 2 "no price is recorded in region 'mars-north1' (the list has: asia-east1, " \
+  --model llama3-8b --slice v5p-16 --global-batch 8 --region mars-north1
 bad_plan "mesh" 2 "--mesh data=3 does not suit v5p-16 (8 devices)" \
   --model llama3-8b --slice v5p-16 --global-batch 8 --mesh data=3
 bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \

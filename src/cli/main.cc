@@ -257,7 +257,10 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--prices", prices_file,
                        "dollars per chip-hour from a TOML file (default: the built-in list)");
   bool spot = false;
-  plan_cmd->add_flag("--spot", spot, "charge spot prices (from --prices) in place of on-demand");
+  plan_cmd->add_flag("--spot", spot, "charge spot prices in place of on-demand");
+  std::string region;
+  plan_cmd->add_option("--region", region,
+                       "charge one region's prices (default: each generation's first listed)");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
 
   CLI::App* slices_cmd =
@@ -316,7 +319,7 @@ int Main(int argc, char** argv) {
   if (*plan_cmd) {
     auto spec = tpusim::model::FindModel(plan_model);
     if (!spec.ok()) return Fail(spec.status());
-    tpusim::planner::Pricing pricing{.spot = spot};
+    tpusim::planner::Pricing pricing{.spot = spot, .region = region};
     if (!prices_file.empty()) {
       auto text = tpusim::runtime::ReadTextFile(prices_file);
       if (!text.ok()) return Fail(text.status());
@@ -324,6 +327,7 @@ int Main(int argc, char** argv) {
       if (!list.ok()) return Fail(list.status());
       pricing.list = std::move(*list);
     }
+    if (Status st = pricing.CheckRegion(); !st.ok()) return Fail(st);
     plan.pricing = pricing;
     serving.pricing = pricing;
     if (serve) {

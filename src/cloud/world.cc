@@ -44,10 +44,6 @@ Status ReadChips(const toml::table& t, const std::string& file, const std::strin
   return Status::Ok();
 }
 
-const toml::table* SubTable(const toml::table& t, const char* key) {
-  return t.get_as<toml::table>(key);
-}
-
 Status NotATable(const std::string& file, const toml::node& n, const std::string& what) {
   return InvalidArgument(base::Where(file, n.source()) + ": '" + what + "' must be a table");
 }

@@ -64,6 +64,7 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
           if (rest % data != 0 || m.d_model % (rest / data * e * q) != 0) continue;
           Candidate c;
           c.slice = slice.name;
+          c.generation = slice.chip.name;
           c.chips = slice.total_chips();
           c.data = data;
           c.fsdp = rest / data;
@@ -232,12 +233,25 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   return out;
 }
 
+namespace {
+
+// The chip generations of `candidates`' slices, each once, in order.
+std::vector<std::string> Generations(const std::vector<Candidate>& candidates) {
+  std::vector<std::string> out;
+  for (const Candidate& c : candidates) {
+    if (std::find(out.begin(), out.end(), c.generation) == out.end()) out.push_back(c.generation);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
                     " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations, " +
                     r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "; " +
-                    r.pricing.Kind() + " prices\n";
+                    r.pricing.Title() + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %-40s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
                 "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
@@ -269,6 +283,8 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
   } else {
     out += "no mesh fits: every candidate runs out of HBM\n";
   }
+  for (const std::string& g : Generations(candidates))
+    out += "price " + r.pricing.Describe(g) + "\n";
   return out;
 }
 
@@ -292,6 +308,13 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["param_dtype"] = r.param_dtype;
   j["fp8"] = r.fp8;
   j["pricing"] = r.pricing.Kind();
+  if (!r.pricing.region.empty()) j["region"] = r.pricing.region;
+  nlohmann::json& prices = j["prices"] = nlohmann::json::array();
+  for (const std::string& g : Generations(candidates)) {
+    prices.push_back({{"generation", g},
+                      {"usd_per_chip_hour", r.pricing.PerChipHour(g)},
+                      {"note", r.pricing.Describe(g)}});
+  }
   nlohmann::json& list = j["candidates"] = nlohmann::json::array();
   for (const Candidate& c : candidates) {
     nlohmann::json e = {{"slice", c.slice},

@@ -115,7 +115,11 @@ TEST(Plan, SpotPricesComeFromAPriceList) {
   PlanRequest r{.model = Small(),
                 .slices = {"v5e-8", "v5p-16"},
                 .global_batch = 16,
-                .pricing = {.list = {{"v5e", 1.2, 0.3, "2026-11", "test"}}, .spot = true},
+                .pricing = {.list = {{.generation = "v5e",
+                                      .regions = {{.on_demand_usd = 1.2, .spot_usd = 0.3}},
+                                      .as_of = "2026-11",
+                                      .source = "test"}},
+                            .spot = true},
                 .remat = "full"};
   auto c = Plan(r);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -127,7 +131,28 @@ TEST(Plan, SpotPricesComeFromAPriceList) {
       EXPECT_EQ(x.usd_per_million_tokens, 0) << x.slice;
     }
   }
-  EXPECT_NE(PlanTable(r, *c).find("spot prices"), std::string::npos);
+  const std::string table = PlanTable(r, *c);
+  EXPECT_NE(table.find("spot prices"), std::string::npos);
+  EXPECT_NE(table.find("price v5e: $0.300 per chip-hour spot (as of 2026-11; test)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("price v5p: no spot price recorded"), std::string::npos) << table;
+}
+
+// The built-in list's spot prices, in a region of the user's choosing.
+TEST(Plan, BuiltInSpotPricesByRegion) {
+  PlanRequest r{.model = Small(),
+                .slices = {"v5e-8"},
+                .global_batch = 16,
+                .pricing = {.spot = true, .region = "us-east5"},
+                .remat = "full"};
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->empty());
+  const Candidate& x = (*c)[0];
+  const double usd = 0.60 * x.chips * x.step_seconds / 3600 / (16.0 * 128) * 1e6;
+  EXPECT_NEAR(x.usd_per_million_tokens, usd, 1e-9 * usd);
+  EXPECT_NE(PlanTable(r, *c).find("spot prices in us-east5"), std::string::npos);
 }
 
 // --mesh times one mesh; one the slice cannot hold is refused.
@@ -275,11 +300,8 @@ TEST(Plan, MultisliceMeshesSplitDataOverTheSlices) {
 TEST(Plan, BadRequestsSayWhy) {
   // With tensor at most 4 and no sequence axis, 3 sequences split over no
   // mesh.
-  PlanRequest r{.model = Small(),
-                .slices = {"v5e-8"},
-                .global_batch = 3,
-                .max_tensor = 4,
-                .max_sequence = 1};
+  PlanRequest r{
+      .model = Small(), .slices = {"v5e-8"}, .global_batch = 3, .max_tensor = 4, .max_sequence = 1};
   auto c = Plan(r);
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("a global batch of 3"), std::string::npos);

@@ -202,6 +202,7 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
   base.mesh = {{"data", data}, {"tensor", tensor}};
   ServePlan plan;
   plan.slice = slice.name;
+  plan.generation = slice.chip.name;
   plan.mesh = "data=" + std::to_string(data) + ",tensor=" + std::to_string(tensor);
   plan.chips = slice.total_chips();
   plan.hbm_capacity_bytes = slice.chip.memory.hbm_bytes;
@@ -293,9 +294,10 @@ std::string ServeTable(const ServeRequest& r, const ServePlan& p) {
   if (p.usd_per_million_tokens > 0) {
     char line[96];
     std::snprintf(line, sizeof line, "  cost        $%.3f per 1M generated tokens (%s)\n",
-                  p.usd_per_million_tokens, r.pricing.Kind());
+                  p.usd_per_million_tokens, r.pricing.Title().c_str());
     out += line;
   }
+  out += "  price       " + r.pricing.Describe(p.generation) + "\n";
   return out;
 }
 
@@ -334,6 +336,11 @@ std::string ServeJson(const ServeRequest& r, const ServePlan& p) {
     j["at_rate"] = stats(p.loaded);
   }
   if (p.usd_per_million_tokens > 0) j["usd_per_million_tokens"] = p.usd_per_million_tokens;
+  j["pricing"] = r.pricing.Kind();
+  if (!r.pricing.region.empty()) j["region"] = r.pricing.region;
+  j["price"] = {{"generation", p.generation},
+                {"usd_per_chip_hour", r.pricing.PerChipHour(p.generation)},
+                {"note", r.pricing.Describe(p.generation)}};
   return j.dump(2) + "\n";
 }
 

@@ -44,6 +44,7 @@ struct PlanRequest {
 // One mesh on one slice, and what the simulation made of it.
 struct Candidate {
   std::string slice;
+  std::string generation;  // the slice's chips, as prices.h names them
   int64_t chips = 0;
   int64_t data = 1, fsdp = 1, tensor = 1;
   int64_t sequence = 1;  // context parallelism: splits the sequence

@@ -71,13 +71,14 @@ ServeStats SimulateServing(const StepTimes& times, const ServeLoad& load);
 
 struct ServePlan {
   std::string slice, mesh;
+  std::string generation;  // the slice's chips, as prices.h names them
   int64_t chips = 0;
   StepTimes times;
   int64_t kv_cache_bytes = 0;                          // the slice's, at the longest context
   int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;  // per chip, the largest decode step
   ServeStats closed;                                   // `batch` requests at once
   ServeStats loaded;                  // at `rate` (requests == 0 when no rate was given)
-  double usd_per_million_tokens = 0;  // on-demand, closed batch; 0: no price
+  double usd_per_million_tokens = 0;  // at the request's prices, closed batch; 0: no price
 };
 
 // kInvalidArgument for bad sizes or a mesh the slice cannot hold,
