@@ -275,11 +275,14 @@ assert j["kv_cache_bytes"] == 2 * 32 * 32 * (1024 + 128) * 8 * 128 * 2, j["kv_ca
 assert j["hbm_peak_bytes"] < j["hbm_capacity_bytes"]
 PY
 
-# The validation table (docs/validation.md) still builds: every row simulated.
+# The validation table (docs/validation.md) still builds: every row
+# simulated, and each calibration row meets the run it was fit on.
 TPUSIM="$tpusim" "$root/scripts/validation.sh" >validation.txt 2>&1 ||
   fail "validation: $(tail -n 1 validation.txt)"
-[[ $(grep -c '| prediction |\|| calibration |' validation.txt) == 3 ]] ||
+[[ $(grep -c '| prediction |\|| calibration (v[45][ep]*) |' validation.txt) == 15 ]] ||
   fail "validation: $(cat validation.txt)"
+[[ $(grep '| calibration (' validation.txt | grep -c '| [+-]0\.[0-9]% |') == 3 ]] ||
+  fail "validation: a calibration row is off: $(grep '| calibration (' validation.txt)"
 
 bad() {
   local name=$1 status=$2 message=$3; shift 3

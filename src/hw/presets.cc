@@ -15,11 +15,15 @@ constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr int64_t kMiB = 1024 * 1024;
 
-// The MXU's calibration (see MxuSpec): fit once, on v4, to MaxText's 22B
-// run (docs/validation.md, scripts/validation.sh). Only v4 has a published
-// run in tpu-facts.md, so the other generations carry v4's value, not a fit
-// of their own: it prices XLA's kernels more than any one chip.
+// The MXU's calibration (see MxuSpec), one per generation, each fit on
+// one published MaxText run, the first of its generation that runs here as
+// published (docs/validation.md, scripts/validation.sh): v4 on the 22B run
+// on v4-128, v5p on the 128B run on v5p-256, v5e on the 16B run on
+// v5e-256. The other generations have no such run and carry v4's value:
+// it prices XLA's kernels more than any one chip.
 constexpr double kSustainedMxu = 0.72;
+constexpr double kSustainedMxuV5p = 0.945;
+constexpr double kSustainedMxuV5e = 0.83;
 
 // The VPU figures are published for v6e only (128 lanes x 8 sublanes, 2
 // transpose units [C]); other generations assume the same vector shape.
@@ -141,7 +145,7 @@ ChipSpec V5e() {
            .cols = 128,
            .per_core = 4,     // [C, J]
            .int8_rate = 2.0,  // 393 TOP/s [C]
-           .sustained_fraction = kSustainedMxu};
+           .sustained_fraction = kSustainedMxuV5e};
   c.vpu = Vpu(1);                                      // assumed
   c.memory = {.vmem_bytes = 128 * kMiB,                // [J]
               .hbm_bytes = static_cast<int64_t>(16 * kGB),
@@ -170,7 +174,7 @@ ChipSpec V5p() {
            .cols = 128,
            .per_core = 4,     // [C, J]
            .int8_rate = 2.0,  // 918 TOP/s [J]
-           .sustained_fraction = kSustainedMxu};
+           .sustained_fraction = kSustainedMxuV5p};
   c.vpu = Vpu(1);                                      // assumed
   c.memory = {.vmem_bytes = 64 * kMiB,                 // [J]
               .hbm_bytes = static_cast<int64_t>(95 * kGB),

@@ -46,6 +46,11 @@ Status ReadMoe(const toml::table& t, const std::string& file, ModelSpec& m) {
 Status Validate(const ModelSpec& m, const std::string& file) {
   auto bad = [&](const std::string& why) { return InvalidArgument(file + ": " + why); };
   if (m.name.empty()) return bad("the model has no name");
+  if (m.published_params > 0 && m.nominal_params > 0) {
+    return bad(
+        "published_params and nominal_params: give the published count or, where none "
+        "is published, the size the name states");
+  }
   for (auto [key, v] : {std::pair{"layers", m.layers},
                         {"d_model", m.d_model},
                         {"heads", m.heads},
@@ -82,6 +87,7 @@ StatusOr<ModelSpec> FromTable(const toml::table& root, const std::string& file) 
   TPUSIM_RETURN_IF_ERROR(r.Read("description", m.description));
   TPUSIM_RETURN_IF_ERROR(r.ReadStrings("sources", m.sources));
   TPUSIM_RETURN_IF_ERROR(r.Read("published_params", m.published_params));
+  TPUSIM_RETURN_IF_ERROR(r.Read("nominal_params", m.nominal_params));
   r.Allow("architecture");
   r.Allow("moe");
   TPUSIM_RETURN_IF_ERROR(r.RejectUnknown());

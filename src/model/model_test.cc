@@ -21,13 +21,21 @@ TEST(ModelLibrary, EveryFileLoads) {
 }
 
 // Counted from the architecture, every model's size is within 1% of the
-// one its sources publish.
+// one its sources publish. MaxText's scaled configurations publish none:
+// their names round the size (global_parameter_scale doubles heads, MLP,
+// width and depth in turn), within 3%.
 TEST(ModelLibrary, ParameterCountsMatchThePublishedOnes) {
   for (const ModelSpec& m : Library()) {
-    ASSERT_GT(m.published_params, 0) << m.name;
     const double counted = static_cast<double>(CountParams(m).total);
-    EXPECT_LT(std::abs(counted / m.published_params - 1), 0.01)
-        << m.name << ": " << counted << " vs " << m.published_params;
+    if (m.published_params > 0) {
+      EXPECT_LT(std::abs(counted / m.published_params - 1), 0.01)
+          << m.name << ": " << counted << " vs " << m.published_params;
+    } else {
+      ASSERT_GT(m.nominal_params, 0) << m.name << " states no size";
+      EXPECT_EQ(m.name.rfind("maxtext-", 0), 0u) << m.name << ": only MaxText's are nominal";
+      EXPECT_LT(std::abs(counted / m.nominal_params - 1), 0.03)
+          << m.name << ": " << counted << " vs " << m.nominal_params;
+    }
   }
 }
 

@@ -31,11 +31,17 @@ void Describe(const model::ModelSpec& m, int64_t seq, std::FILE* out) {
     std::fprintf(out, "  %lld experts, %lld per token\n", static_cast<long long>(m.experts),
                  static_cast<long long>(m.experts_per_token));
   }
+  const double stated = m.published_params > 0 ? m.published_params : m.nominal_params;
+  char against[96] = "no count published";
+  if (stated > 0) {
+    std::snprintf(against, sizeof against, "%s %s, %+.2f%%", Billions(stated).c_str(),
+                  m.published_params > 0 ? "published" : "as named; no count published",
+                  100 * (static_cast<double>(p.total) / stated - 1));
+  }
   std::fprintf(out,
-               "  parameters: %s counted (%s published, %+.2f%%); %s per layer, %s "
+               "  parameters: %s counted (%s); %s per layer, %s "
                "embeddings; %s active per token without the embedding lookup\n",
-               Billions(static_cast<double>(p.total)).c_str(), Billions(m.published_params).c_str(),
-               100 * (static_cast<double>(p.total) / m.published_params - 1),
+               Billions(static_cast<double>(p.total)).c_str(), against,
                Billions(static_cast<double>(p.per_layer)).c_str(),
                Billions(static_cast<double>(p.embedding)).c_str(),
                Billions(static_cast<double>(p.active_non_embedding)).c_str());

@@ -30,13 +30,16 @@ struct ModelSpec {
   std::string name;         // "llama3-8b"
   std::string description;  // "Llama 3 8B"
   std::vector<std::string> sources;
-  double published_params = 0;  // as its sources give it
+  double published_params = 0;  // as its sources give it; 0: none published
+  // The size its name states where no count is published (MaxText's
+  // scaled configurations: "32b" counts 31.66B); 0: none.
+  double nominal_params = 0;
 
   int64_t layers = 0, d_model = 0, heads = 0, kv_heads = 0, head_dim = 0, d_ff = 0, vocab = 0;
   Mlp mlp = Mlp::kSwiGlu;
   Norm norm = Norm::kRmsNorm;
-  bool bias = false;                // on every projection and norm
-  bool tied_embeddings = false;     // the output projection is the embedding's transpose
+  bool bias = false;             // on every projection and norm
+  bool tied_embeddings = false;  // the output projection is the embedding's transpose
   // PaLM's block: attention and MLP both read one norm of the layer's input
   // and add to it, x + attn(n(x)) + mlp(n(x)), in place of two in sequence.
   bool parallel_layers = false;
