@@ -86,6 +86,12 @@ TEST(ModelToml, ErrorsCarryTheirLocation) {
   EXPECT_NE(huge.status().message().find("more than 10^16 parameters"), std::string::npos);
   auto syntax = LoadModelToml("name = \n", "m.toml");
   EXPECT_NE(syntax.status().message().find("m.toml:1:"), std::string::npos);
+  auto both = LoadModelToml(
+      "name = \"x\"\npublished_params = 1e9\nnominal_params = 1e9\n[architecture]\nlayers = 1\n"
+      "d_model = 8\nheads = 2\nkv_heads = 2\nhead_dim = 4\nd_ff = 8\nvocab = 10\nmax_seq = 4\n",
+      "m.toml");
+  EXPECT_NE(both.status().message().find("published_params and nominal_params"), std::string::npos)
+      << both.status().message();
 }
 
 }  // namespace

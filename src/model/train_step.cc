@@ -584,9 +584,6 @@ std::string StepBuilder::Module(const std::string& name, const std::string& resu
 }
 
 Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const std::string& step) {
-  auto unsupported = [&](const std::string& what) {
-    return Unimplemented("the " + step + " of " + spec.name + ": " + what + " is not built yet");
-  };
   const int64_t seq = options.seq > 0 ? options.seq : spec.max_seq;
   if (options.batch <= 0 || seq <= 0) return InvalidArgument("batch and seq must be > 0");
   if (spec.position_embeddings > 0 && seq > spec.position_embeddings) {
