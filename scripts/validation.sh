@@ -33,6 +33,21 @@ rows=(
   "MaxText 32B, v5e-256|maxtext-32b|v5litepod-256|1024|data=1,fsdp=256,tensor=1|full|66.86|prediction"
   "MaxText 64B, v5e-256|maxtext-64b|v5litepod-256|512|data=1,fsdp=256,tensor=1|full|59.90|prediction"
   "MaxText 128B, v5e-256|maxtext-128b|v5litepod-256|256|data=1,fsdp=16,tensor=16|full|56.06|prediction"
+  # Several slices over DCN, the data axis across them (MaxText's default
+  # dcn_data_parallelism): configs/v5p/README.md and the README's v5e table.
+  "MaxText 32B, 2 x v5p-128|maxtext-32b|2xv5p-128|768|data=2,fsdp=16,tensor=4|selective|69.43|prediction"
+  "MaxText 64B, 2 x v5p-128|maxtext-64b|2xv5p-128|384|data=2,fsdp=16,tensor=4|selective|67.26|prediction"
+  "MaxText 128B, 2 x v5p-256|maxtext-128b|2xv5p-256|256|data=2,fsdp=16,tensor=8|selective|66.34|prediction"
+  "MaxText 128B, 2 x v5p-512|maxtext-128b|2xv5p-512|512|data=2,fsdp=32,tensor=8|selective|59.66|prediction"
+  "MaxText 256B, 2 x v5p-1024|maxtext-256b|2xv5p-1024|1024|data=2,fsdp=64,tensor=8|selective|62.99|prediction"
+  "MaxText 512B, 2 x v5p-1024|maxtext-512b|2xv5p-1024|2048|data=2,fsdp=64,tensor=8|full|61.45|prediction"
+  "MaxText 1024B, 2 x v5p-2048|maxtext-1024b|2xv5p-2048|4096|data=2,fsdp=64,tensor=16|full|51.55|prediction"
+  "MaxText 1024B, 2 x v5p-4096|maxtext-1024b|2xv5p-4096|8192|data=2,fsdp=128,tensor=16|full|60.83|prediction"
+  "MaxText 16B, 2 x v5e-256|maxtext-16b|2xv5litepod-256|3072|data=2,fsdp=256,tensor=1|full|59.37|prediction"
+  "MaxText 16B, 4 x v5e-256|maxtext-16b|4xv5litepod-256|6144|data=4,fsdp=256,tensor=1|full|59.14|prediction"
+  "MaxText 16B, 8 x v5e-256|maxtext-16b|8xv5litepod-256|12288|data=8,fsdp=256,tensor=1|full|58.27|prediction"
+  "MaxText 16B, 16 x v5e-256|maxtext-16b|16xv5litepod-256|24576|data=16,fsdp=256,tensor=1|full|56.56|prediction"
+  "MaxText 16B, 32 x v5e-256|maxtext-16b|32xv5litepod-256|49152|data=32,fsdp=256,tensor=1|full|54.65|prediction"
 )
 
 echo "| run | slice | mesh | remat | mb | published MFU | predicted MFU | relative error | step | exposed comm. | role |"

@@ -279,7 +279,7 @@ PY
 # simulated, and each calibration row meets the run it was fit on.
 TPUSIM="$tpusim" "$root/scripts/validation.sh" >validation.txt 2>&1 ||
   fail "validation: $(tail -n 1 validation.txt)"
-[[ $(grep -c '| prediction |\|| calibration (v[45][ep]*) |' validation.txt) == 15 ]] ||
+[[ $(grep -c '| prediction |\|| calibration (v[45][ep]*) |' validation.txt) == 28 ]] ||
   fail "validation: $(cat validation.txt)"
 [[ $(grep '| calibration (' validation.txt | grep -c '| [+-]0\.[0-9]% |') == 3 ]] ||
   fail "validation: a calibration row is off: $(grep '| calibration (' validation.txt)"
