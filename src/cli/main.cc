@@ -327,7 +327,6 @@ int Main(int argc, char** argv) {
       if (!list.ok()) return Fail(list.status());
       pricing.list = std::move(*list);
     }
-    if (Status st = pricing.CheckRegion(); !st.ok()) return Fail(st);
     plan.pricing = pricing;
     serving.pricing = pricing;
     if (serve) {

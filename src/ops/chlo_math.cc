@@ -58,8 +58,9 @@ StatusOr<std::vector<Tensor>> EvalViaDouble(const ir::Operation& op,
       if constexpr (ew::kIsComplex<C>) {
         for (int64_t i = 0; i < n; ++i) o[i] = ew::ViaDouble(x[i], fn);
       } else if constexpr (std::is_invocable_v<const Fn&, double>) {
-        for (int64_t i = 0; i < n; ++i)
+        for (int64_t i = 0; i < n; ++i) {
           o[i] = ew::StoreFromDouble(codec, fn(AsDouble(codec, x[i])));
+        }
       } else {
         const S* y = operands[1].data<S>();
         for (int64_t i = 0; i < n; ++i) {
@@ -85,11 +86,15 @@ Status VerifyUnary(const ir::Operation& op) {
 // F's function for x's type, and no candidate where F has none, so that
 // asking whether the lambda below takes a double is no hard error.
 template <class F, class T>
-requires std::is_same_v<T, c128>
-auto ApplyUnary(T x) -> decltype(F::Complex(x)) { return F::Complex(x); }
+  requires std::is_same_v<T, c128>
+auto ApplyUnary(T x) -> decltype(F::Complex(x)) {
+  return F::Complex(x);
+}
 template <class F, class T>
-requires std::is_same_v<T, double>
-auto ApplyUnary(T x) -> decltype(F::Real(x)) { return F::Real(x); }
+  requires std::is_same_v<T, double>
+auto ApplyUnary(T x) -> decltype(F::Real(x)) {
+  return F::Real(x);
+}
 
 template <class F>
 StatusOr<std::vector<Tensor>> EvalUnary(EvalContext&, const ir::Operation& op,
@@ -103,9 +108,7 @@ StatusOr<std::vector<Tensor>> EvalUnary(EvalContext&, const ir::Operation& op,
 template <class F>
 OpDef UnaryDef(const char* name, VectorClass cost = VectorClass::kTranscendental,
                int64_t ops_per_element = 1) {
-  return {.name = name,
-          .verify = VerifyUnary<F>,
-          .eval = EvalUnary<F>,
+  return {.name = name, .verify = VerifyUnary<F>, .eval = EvalUnary<F>,
           .work = [cost, ops_per_element](const ir::Operation& op) {
             return ElementwiseWork(op, cost, ops_per_element);
           }};
@@ -209,12 +212,10 @@ Work SeriesWork(const ir::Operation& op) {
   return ElementwiseWork(op, VectorClass::kTranscendental, 8);
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.polygamma",
-                    .verify = VerifyBinaryFloat,
-                    .eval = EvalPolygamma,
+TPUSIM_REGISTER_OP({.name = "chlo.polygamma", .verify = VerifyBinaryFloat,
+                    .eval = EvalPolygamma, .work = SeriesWork});
+TPUSIM_REGISTER_OP({.name = "chlo.zeta", .verify = VerifyBinaryFloat, .eval = EvalZeta,
                     .work = SeriesWork});
-TPUSIM_REGISTER_OP(
-    {.name = "chlo.zeta", .verify = VerifyBinaryFloat, .eval = EvalZeta, .work = SeriesWork});
 
 // next_after(x, y): the representable value after x in the direction of y,
 // found by stepping x's bit pattern as sign and magnitude (subnormals
@@ -279,9 +280,7 @@ StatusOr<std::vector<Tensor>> EvalNextAfter(EvalContext&, const ir::Operation& o
   return std::vector<Tensor>{std::move(out)};
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.next_after",
-                    .verify = VerifyNextAfter,
-                    .eval = EvalNextAfter,
+TPUSIM_REGISTER_OP({.name = "chlo.next_after", .verify = VerifyNextAfter, .eval = EvalNextAfter,
                     .work = [](const ir::Operation& op) {
                       return ElementwiseWork(op, VectorClass::kAlu, 4);
                     }});
@@ -383,9 +382,7 @@ StatusOr<std::vector<Tensor>> EvalMulhi(EvalContext&, const ir::Operation& op,
   return std::vector<Tensor>{std::move(out)};
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.mulhi",
-                    .verify = VerifyMulhi,
-                    .eval = EvalMulhi,
+TPUSIM_REGISTER_OP({.name = "chlo.mulhi", .verify = VerifyMulhi, .eval = EvalMulhi,
                     .work = [](const ir::Operation& op) {
                       return ElementwiseWork(op, VectorClass::kMultiply, 2);
                     }});
@@ -396,14 +393,13 @@ TPUSIM_REGISTER_OP({.name = "chlo.mulhi",
 // looked up when used, since registration order across files is unspecified.
 const OpDef& StablehloConstant() { return *OpRegistry::Lookup("stablehlo.constant"); }
 
-TPUSIM_REGISTER_OP(
-    {.name = "chlo.constant",
-     .verify = [](const ir::Operation& op) { return StablehloConstant().verify(op); },
-     .eval =
-         [](EvalContext& ctx, const ir::Operation& op, std::span<const Tensor> operands) {
-           return StablehloConstant().eval(ctx, op, operands);
-         },
-     .work = FreeWork});
+TPUSIM_REGISTER_OP({.name = "chlo.constant",
+                    .verify = [](const ir::Operation& op) { return StablehloConstant().verify(op); },
+                    .eval = [](EvalContext& ctx, const ir::Operation& op,
+                               std::span<const Tensor> operands) {
+                      return StablehloConstant().eval(ctx, op, operands);
+                    },
+                    .work = FreeWork});
 
 // chlo.constant_like: the scalar `value` (a typed number, a bool or a
 // one-element dense literal) splatted to the operand's shape, in the
@@ -465,30 +461,12 @@ TPUSIM_REGISTER_OP({.name = "chlo.constant_like",
                     .work = CopyWork});
 
 // The elementwise ops here: results have their operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.polygamma",
-                            "chlo.zeta",
-                            "chlo.next_after",
-                            "chlo.is_inf",
-                            "chlo.is_pos_inf",
-                            "chlo.is_neg_inf",
-                            "chlo._asin_acos_kernel",
-                            "chlo.acos",
-                            "chlo.acosh",
-                            "chlo.asin",
-                            "chlo.asinh",
-                            "chlo.atan",
-                            "chlo.atanh",
-                            "chlo.cosh",
-                            "chlo.sinh",
-                            "chlo.tan",
-                            "chlo.erf",
-                            "chlo.erfc",
-                            "chlo.erf_inv",
-                            "chlo.lgamma",
-                            "chlo.digamma",
-                            "chlo.bessel_i1e",
-                            "chlo.square",
-                            "chlo.conj"},
+TPUSIM_REGISTER_SHAPE_RULE({"chlo.polygamma", "chlo.zeta", "chlo.next_after", "chlo.is_inf",
+                            "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo._asin_acos_kernel",
+                            "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan",
+                            "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan", "chlo.erf",
+                            "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma",
+                            "chlo.bessel_i1e", "chlo.square", "chlo.conj"},
                            InferElementwise);
 
 }  // namespace

@@ -166,6 +166,15 @@ std::string GiB(int64_t bytes) {
   return buf;
 }
 
+// The chip generations of `candidates`' slices, each once, in order.
+std::vector<std::string> Generations(const std::vector<Candidate>& candidates) {
+  std::vector<std::string> out;
+  for (const Candidate& c : candidates) {
+    if (std::find(out.begin(), out.end(), c.generation) == out.end()) out.push_back(c.generation);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Candidate::Mesh() const {
@@ -183,6 +192,7 @@ std::string Candidate::Options() const {
 StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& progress) {
   if (r.global_batch <= 0) return InvalidArgument("--global-batch must be > 0");
   if (r.microbatches < 0) return InvalidArgument("--microbatches must be > 0");
+  TPUSIM_RETURN_IF_ERROR(r.pricing.CheckRegion());
   std::vector<std::string> policies = {"full", "selective", "none"};
   if (!r.remat.empty()) {
     TPUSIM_RETURN_IF_ERROR(model::ParseRemat(r.remat).status());
@@ -232,19 +242,6 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   });
   return out;
 }
-
-namespace {
-
-// The chip generations of `candidates`' slices, each once, in order.
-std::vector<std::string> Generations(const std::vector<Candidate>& candidates) {
-  std::vector<std::string> out;
-  for (const Candidate& c : candidates) {
-    if (std::find(out.begin(), out.end(), c.generation) == out.end()) out.push_back(c.generation);
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;

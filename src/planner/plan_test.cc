@@ -41,7 +41,9 @@ TEST(Plan, EveryMeshOfTheSliceIsTimedFastestFirst) {
     EXPECT_GT(x.mfu, 0);
     EXPECT_LT(x.mfu, 1);
     EXPECT_GT(x.hbm_peak_bytes, 0);
-    if (i > 0) EXPECT_GE(x.step_seconds, (*c)[i - 1].step_seconds);
+    if (i > 0) {
+      EXPECT_GE(x.step_seconds, (*c)[i - 1].step_seconds);
+    }
   }
   const std::string table = PlanTable(r, *c);
   EXPECT_NE(table.find("best: " + (*c)[0].slice + " with --mesh " + (*c)[0].Mesh()),
@@ -103,7 +105,9 @@ TEST(Plan, CostRanksByDollarsPerToken) {
     const double usd =
         (x.slice == "v5p-16" ? 4.20 : 1.20) * x.chips * x.step_seconds / 3600 / (16.0 * 128) * 1e6;
     EXPECT_NEAR(x.usd_per_million_tokens, usd, 1e-9 * usd) << x.slice << " " << x.Mesh();
-    if (i > 0) EXPECT_GE(x.usd_per_million_tokens, (*c)[i - 1].usd_per_million_tokens);
+    if (i > 0) {
+      EXPECT_GE(x.usd_per_million_tokens, (*c)[i - 1].usd_per_million_tokens);
+    }
   }
   EXPECT_EQ((*c)[0].slice, "v5litepod-8");
   EXPECT_NE(PlanTable(r, *c).find("cheapest: "), std::string::npos);
@@ -232,7 +236,9 @@ TEST(Plan, MicrobatchesFitWhatTheWholeBatchCannot) {
   auto fewer = Plan(r);
   ASSERT_TRUE(fewer.ok());
   EXPECT_FALSE((*fewer)[0].fits());
-  if (by["none"].fits()) EXPECT_GE(by["none"].microbatches, by["full"].microbatches);
+  if (by["none"].fits()) {
+    EXPECT_GE(by["none"].microbatches, by["full"].microbatches);
+  }
   EXPECT_NE(PlanTable(r, *c).find(" --microbatches "), std::string::npos);
 }
 
@@ -270,8 +276,9 @@ TEST(Plan, MixturesOfExpertsSearchAnExpertAxis) {
     EXPECT_EQ(m.experts % x.expert, 0) << x.Mesh();
     EXPECT_TRUE(x.fits()) << x.rejected;
     experts.insert(x.expert);
-    if (x.expert > 1)
+    if (x.expert > 1) {
       EXPECT_NE(x.Mesh().find(",expert=" + std::to_string(x.expert)), std::string::npos);
+    }
   }
   EXPECT_EQ(experts, (std::set<int64_t>{1, 2, 4}));
   r.mesh = "fsdp=2,expert=4";
@@ -308,6 +315,10 @@ TEST(Plan, BadRequestsSayWhy) {
   r.global_batch = 8;
   r.slices = {"v9-8"};
   EXPECT_FALSE(Plan(r).ok());
+  r.slices = {"v5e-8"};
+  r.pricing.region = "mars-north1";
+  EXPECT_NE(Plan(r).status().message().find("no price is recorded in region 'mars-north1'"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -119,11 +119,28 @@ const ChipHourPrice* FindPrice(const std::vector<ChipHourPrice>& list,
   return nullptr;
 }
 
+namespace {
+
+// `generation`'s entry in the pricing's list and its prices in the region
+// asked for (either nullptr where none is recorded), and what they charge.
+struct Charged {
+  const ChipHourPrice* entry = nullptr;
+  const RegionPrice* prices = nullptr;
+  double usd = 0;
+};
+
+Charged Charge(const Pricing& pricing, std::string_view generation) {
+  Charged c;
+  c.entry = FindPrice(pricing.List(), generation);
+  c.prices = c.entry == nullptr ? nullptr : c.entry->In(pricing.region);
+  if (c.prices != nullptr) c.usd = pricing.spot ? c.prices->spot_usd : c.prices->on_demand_usd;
+  return c;
+}
+
+}  // namespace
+
 double Pricing::PerChipHour(std::string_view generation) const {
-  const ChipHourPrice* p = FindPrice(List(), generation);
-  const RegionPrice* r = p == nullptr ? nullptr : p->In(region);
-  if (r == nullptr) return 0;
-  return spot ? r->spot_usd : r->on_demand_usd;
+  return Charge(*this, generation).usd;
 }
 
 Status Pricing::CheckRegion() const {
@@ -148,22 +165,17 @@ std::string Pricing::Title() const {
 std::string Pricing::Describe(std::string_view generation) const {
   const std::string gen(generation);
   const char* kind = spot ? "spot" : "on-demand";
-  const ChipHourPrice* p = FindPrice(List(), generation);
-  const RegionPrice* r = p == nullptr ? nullptr : p->In(region);
-  const double usd = PerChipHour(generation);
-  if (r == nullptr || usd <= 0) {
+  const Charged c = Charge(*this, generation);
+  if (c.usd <= 0) {
     return gen + ": no " + kind + " price recorded" + (region.empty() ? "" : " in " + region);
   }
   char price[32];
-  std::snprintf(price, sizeof price, "$%.3f", usd);
+  std::snprintf(price, sizeof price, "$%.3f", c.usd);
   std::string out = gen + ": " + price + " per chip-hour " + kind;
-  if (!r->region.empty()) out += " in " + r->region;
-  if (!p->as_of.empty() || !p->source.empty()) {
-    out += " (";
-    if (!p->as_of.empty()) out += "as of " + p->as_of + (p->source.empty() ? "" : "; ");
-    out += p->source + ")";
-  }
-  return out;
+  if (!c.prices->region.empty()) out += " in " + c.prices->region;
+  std::string from = c.entry->as_of.empty() ? "" : "as of " + c.entry->as_of;
+  if (!c.entry->source.empty()) from += (from.empty() ? "" : "; ") + c.entry->source;
+  return from.empty() ? out : out + " (" + from + ")";
 }
 
 }  // namespace tpusim::planner

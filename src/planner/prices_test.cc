@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace tpusim::planner {
 
 std::string_view BuiltinPricesToml();  // prices.cc
@@ -90,29 +92,19 @@ TEST(Prices, DescribeNamesThePriceItsRegionAndSource) {
 }
 
 TEST(Prices, BadFilesSayWhereAndWhat) {
-  auto unknown = LoadPricesToml("[v5e]\non_demand = 1\nreserved = 2\n", "p.toml");
-  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(unknown.status().message().find("p.toml:3:12: unknown key 'v5e.reserved'"),
-            std::string::npos)
-      << unknown.status().ToString();
-  auto negative = LoadPricesToml("[v5e]\non_demand = -1\n", "p.toml");
-  EXPECT_NE(negative.status().message().find("negative price"), std::string::npos);
-  auto typed = LoadPricesToml("[v5e]\nspot = \"cheap\"\n", "p.toml");
-  EXPECT_NE(typed.status().message().find("p.toml:2:8: 'v5e.spot' has the wrong type"),
-            std::string::npos)
-      << typed.status().ToString();
-  auto regions = LoadPricesToml("[v5e]\nregions = 3\n", "p.toml");
-  EXPECT_NE(regions.status().message().find("p.toml:2:11: 'v5e.regions' must be a table"),
-            std::string::npos)
-      << regions.status().ToString();
-  auto region_key = LoadPricesToml("[v5e.regions.x]\nspot = 1\nfoo = 1\n", "p.toml");
-  EXPECT_NE(region_key.status().message().find("unknown key 'v5e.regions.x.foo'"),
-            std::string::npos)
-      << region_key.status().ToString();
-  auto region_negative = LoadPricesToml("[v5e.regions]\nx = { spot = -1 }\n", "p.toml");
-  EXPECT_NE(region_negative.status().message().find("'v5e.regions.x' has a negative price"),
-            std::string::npos)
-      << region_negative.status().ToString();
+  const std::pair<const char*, const char*> cases[] = {
+      {"[v5e]\non_demand = 1\nreserved = 2\n", "p.toml:3:12: unknown key 'v5e.reserved'"},
+      {"[v5e]\non_demand = -1\n", "negative price"},
+      {"[v5e]\nspot = \"cheap\"\n", "p.toml:2:8: 'v5e.spot' has the wrong type"},
+      {"[v5e]\nregions = 3\n", "p.toml:2:11: 'v5e.regions' must be a table"},
+      {"[v5e.regions.x]\nspot = 1\nfoo = 1\n", "unknown key 'v5e.regions.x.foo'"},
+      {"[v5e.regions]\nx = { spot = -1 }\n", "'v5e.regions.x' has a negative price"},
+  };
+  for (const auto& [text, message] : cases) {
+    auto list = LoadPricesToml(text, "p.toml");
+    EXPECT_EQ(list.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(list.status().message().find(message), std::string::npos) << list.status().ToString();
+  }
   EXPECT_FALSE(LoadPricesToml("[v5e.regions]\nx = 1\n", "p.toml").ok());
   EXPECT_FALSE(LoadPricesToml("v5e = 1\n", "p.toml").ok());
   EXPECT_FALSE(LoadPricesToml("[v5e\n", "p.toml").ok());

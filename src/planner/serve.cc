@@ -172,6 +172,7 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
   if (r.rate < 0 || (r.rate > 0 && r.requests <= 0)) {
     return InvalidArgument("--rate must be >= 0, and --requests > 0 with it");
   }
+  TPUSIM_RETURN_IF_ERROR(r.pricing.CheckRegion());
   TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, pod::FindSlice(r.slice));
   const int64_t devices = slice.num_devices();
   auto [data, tensor] = DefaultMesh(r.model, devices);

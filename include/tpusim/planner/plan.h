@@ -75,7 +75,8 @@ using Progress = std::function<void(const Candidate&, int done, int total)>;
 // Every mesh of every slice with every remat policy (each with the fewest
 // microbatches that fit), fastest first, rejected ones last.
 // kInvalidArgument when no mesh of any slice splits the batch or
-// request.mesh is malformed or does not suit a slice; kNotFound for an
+// request.mesh is malformed or does not suit a slice or the pricing names
+// a region its list has no price in; kNotFound for an
 // unknown slice. Candidates that do not fit HBM are returned, rejected
 // (NoneFits tells whether all are).
 StatusOr<std::vector<Candidate>> Plan(const PlanRequest& request, const Progress& progress = {});

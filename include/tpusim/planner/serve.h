@@ -81,7 +81,8 @@ struct ServePlan {
   double usd_per_million_tokens = 0;  // at the request's prices, closed batch; 0: no price
 };
 
-// kInvalidArgument for bad sizes or a mesh the slice cannot hold,
+// kInvalidArgument for bad sizes, a mesh the slice cannot hold or a
+// pricing region its list has no price in,
 // kNotFound for an unknown slice, kResourceExhausted when the largest
 // decode step does not fit HBM (with the breakdown).
 StatusOr<ServePlan> PlanServing(const ServeRequest& request);
