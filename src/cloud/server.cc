@@ -11,6 +11,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <thread>
@@ -44,16 +45,18 @@ void SendError(httplib::Response& res, const ApiError& e) {
 class RateLimiter {
  public:
   RateLimiter(double rate, double burst) : rate_(rate), burst_(burst) {}
-  bool Allow(const std::string& key) {
+  // 0 when the call may go ahead (and is counted); otherwise the seconds
+  // until the token's bucket holds a call again.
+  double Admit(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu_);
     const double now = Seconds();
     auto [it, fresh] = buckets_.try_emplace(key, Bucket{burst_, now});
     Bucket& b = it->second;
     b.tokens = std::min(burst_, b.tokens + (now - b.last) * rate_);
     b.last = now;
-    if (b.tokens < 1) return false;
+    if (b.tokens < 1) return (1 - b.tokens) / rate_;
     b.tokens -= 1;
-    return true;
+    return 0;
   }
 
  private:
@@ -125,10 +128,13 @@ struct Server::Impl {
                       "Request is missing a valid bearer token (Authorization: Bearer TOKEN)"});
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (!limiter.Allow(token)) {
-      SendError(res, ResourceExhaustedError("Rate limit exceeded: at most " +
-                                            std::to_string(options.rate_per_second) +
-                                            " calls per second per token"));
+    if (const double wait = limiter.Admit(token); wait > 0) {
+      // Whole seconds, as HTTP's Retry-After takes them; Google's clients
+      // back off at least that long.
+      res.set_header("Retry-After", std::to_string(static_cast<int64_t>(std::ceil(wait))));
+      SendError(res, ResourceExhaustedError(fmt::format(
+                         "Rate limit exceeded: at most {:g} calls per second per token",
+                         options.rate_per_second)));
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
