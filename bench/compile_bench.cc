@@ -13,7 +13,7 @@
 
 #include "clock.h"
 #include "programs.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/report/report.h"
 #include "tpusim/runtime/compile.h"
 #include "tpusim/runtime/load.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
 
 namespace {

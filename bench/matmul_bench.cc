@@ -14,7 +14,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/numerics/float_formats.h"
 #include "tpusim/verify/verifier.h"
 

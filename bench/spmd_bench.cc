@@ -7,7 +7,7 @@
 
 #include "clock.h"
 #include "programs.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/spmd/partitioner.h"
 #include "tpusim/verify/verifier.h"
 

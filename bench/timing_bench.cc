@@ -7,7 +7,7 @@
 #include "clock.h"
 #include "programs.h"
 #include "tpusim/compiler/pass.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/hw/mxu.h"
 #include "tpusim/hw/systolic_array.h"
 #include "tpusim/pod/collective_cost.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tpusim/frontend/hlo_parser.h"
+#include "tpusim/frontend/hlo/parser.h"
 #include "tpusim/ir/printer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 #include "compiler/best_fit_heap.h"
 #include "tpusim/base/bytes.h"
 #include "tpusim/compiler/pass.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/verify/verifier.h"
 

@@ -8,11 +8,11 @@
 #include <sstream>
 #include <string>
 
+#include "testing/test_util.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/hw/chip.h"
-#include "testing/test_util.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/timing/timing.h"
 #include "tpusim/verify/verifier.h"

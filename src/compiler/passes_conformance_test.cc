@@ -18,7 +18,7 @@
 #include "testing/test_util.h"
 #include "tpusim/compiler/pipeline.h"
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/verify/verifier.h"

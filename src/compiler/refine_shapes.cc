@@ -3,8 +3,8 @@
 // This pass does what StableHLO's refine-arguments and refine-shapes passes
 // do before such a program runs: the entry's parameters take the argument
 // types given, then every op, in program order, gets static result types
-// from its operands' (the op's shape rule, tpusim/ops/shape_rule.h,
-// registered beside the op's definition). Shape computations are evaluated
+// from its operands' (the op's OpDef::infer, tpusim/ops/op_def.h, in the
+// op's definition). Shape computations are evaluated
 // as they are met: the values of get_dimension_size (which becomes a
 // constant) and of the small integer ops on it are known, which sizes the
 // dynamic_* ops' results; those whose static form exists become it
@@ -33,7 +33,6 @@
 #include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/custom_call.h"
 #include "tpusim/ops/op_def.h"
-#include "tpusim/ops/shape_rule.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -292,7 +291,8 @@ class Refiner {
     for (ir::Value v : op.operands()) needed = needed || changed_.count(v.impl()) > 0;
     for (ir::Value v : op.results()) needed = needed || !ir::IsStatic(v.type());
     if (!needed) return Status::Ok();
-    const ops::InferFn* infer = ops::ShapeRuleRegistry::Lookup(op.name());
+    const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
+    const ops::InferFn* infer = def != nullptr && def->infer ? &def->infer : nullptr;
     if (infer == nullptr) {
       for (ir::Value v : op.results()) {
         if (!ir::IsStatic(v.type())) {

@@ -13,7 +13,7 @@
 #include "testing/test_util.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/compiler/pipeline.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/verify/verifier.h"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 
 namespace tpusim::ir {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 
 namespace tpusim::ir {
 namespace {

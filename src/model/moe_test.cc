@@ -8,7 +8,7 @@
 #include <random>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/model/train_step.h"
 #include "tpusim/verify/verifier.h"
 

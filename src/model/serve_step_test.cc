@@ -5,7 +5,7 @@
 #include <random>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
 
 namespace tpusim::model {

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/spmd/partitioner.h"
 #include "tpusim/verify/verifier.h"
 

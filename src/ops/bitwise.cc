@@ -9,9 +9,9 @@
 // too (as XLA does).
 #include <bit>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -130,47 +130,49 @@ constexpr ElementOps kOne{.alu = 1}, kShift{.alu = 3};
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.and",
                     .verify = VerifyBits<2, kBoolInt>,
+                    .infer = InferElementwise,
                     .eval = EvalBinary<BitOp::kAnd>,
                     .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.or",
                     .verify = VerifyBits<2, kBoolInt>,
+                    .infer = InferElementwise,
                     .eval = EvalBinary<BitOp::kOr>,
                     .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.xor",
                     .verify = VerifyBits<2, kBoolInt>,
+                    .infer = InferElementwise,
                     .eval = EvalBinary<BitOp::kXor>,
                     .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.not",
                     .verify = VerifyBits<1, kBoolInt>,
+                    .infer = InferElementwise,
                     .eval = EvalNot,
                     .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_left",
                     .verify = VerifyBits<2, kIntTypes>,
+                    .infer = InferElementwise,
                     .eval = EvalBinary<BitOp::kShl>,
                     .work = ElementwiseRule(kShift)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_right_arithmetic",
                     .verify = VerifyBits<2, kIntTypes>,
+                    .infer = InferElementwise,
                     .eval = EvalBinary<BitOp::kShrA>,
                     .work = ElementwiseRule(kShift)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.shift_right_logical",
                     .verify = VerifyBits<2, kIntTypes>,
+                    .infer = InferElementwise,
                     .eval = EvalBinary<BitOp::kShrL>,
                     .work = ElementwiseRule(kShift)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.popcnt",
                     .verify = VerifyBits<1, kIntTypes>,
+                    .infer = InferElementwise,
                     .eval = EvalCount<CountOp::kPopcnt>,
                     .work = ElementwiseRule(kOne)});
 TPUSIM_REGISTER_OP({.name = "stablehlo.count_leading_zeros",
                     .verify = VerifyBits<1, kIntTypes>,
+                    .infer = InferElementwise,
                     .eval = EvalCount<CountOp::kClz>,
                     .work = ElementwiseRule(kOne)});
-
-// Every op here is elementwise: its result has its operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not",
-                            "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
-                            "stablehlo.shift_right_logical", "stablehlo.popcnt",
-                            "stablehlo.count_leading_zeros"},
-                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

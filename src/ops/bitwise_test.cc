@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "ops/elementwise_test_util.h"
+#include "ops/testing/elementwise_test_util.h"
 
 namespace tpusim::ops {
 namespace {

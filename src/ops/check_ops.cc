@@ -8,8 +8,8 @@
 #include <limits>
 #include <mutex>
 
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/custom_call.h"
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 
 namespace tpusim::ops {
 namespace {

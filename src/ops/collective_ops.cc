@@ -7,9 +7,9 @@
 #include <cstring>
 #include <set>
 
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
-#include "ops/work_util.h"
+#include "ops/kernels/region_kernels.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/collectives.h"
 
 namespace tpusim::ops {

@@ -3,7 +3,7 @@
 // [p, 10 + p] unless a test says otherwise.
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 
 namespace tpusim::ops {
 namespace {

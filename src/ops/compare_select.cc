@@ -3,9 +3,9 @@
 #include <cstring>
 #include <optional>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -147,7 +147,10 @@ Work CompareWork(const ir::Operation& op) {
   return ElementwiseWork(op, {.alu = total ? 4 : 1});
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.compare", .verify = VerifyCompare, .eval = EvalCompare,
+TPUSIM_REGISTER_OP({.name = "stablehlo.compare",
+                    .verify = VerifyCompare,
+                    .infer = InferElementwise,
+                    .eval = EvalCompare,
                     .work = CompareWork});
 
 // ---------------------------------------------------------------- select
@@ -220,6 +223,7 @@ std::optional<ShardingRule> ScalarOrElementwiseRule(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.select",
                     .verify = VerifySelect,
+                    .infer = InferElementwise,
                     .eval = EvalSelect,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2}),
                     .sharding_rule = ScalarOrElementwiseRule});
@@ -286,13 +290,10 @@ StatusOr<std::vector<Tensor>> EvalClamp(EvalContext&, const ir::Operation& op,
 // A maximum and a minimum (lexicographic for complex: 5 ops each).
 TPUSIM_REGISTER_OP({.name = "stablehlo.clamp",
                     .verify = VerifyClamp,
+                    .infer = InferElementwise,
                     .eval = EvalClamp,
                     .work = ElementwiseRule({.alu = 2}, {.alu = 10}),
                     .sharding_rule = ScalarOrElementwiseRule});
-
-// Each op here is elementwise (scalar predicates and bounds aside).
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.compare", "stablehlo.select", "stablehlo.clamp"},
-                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -4,7 +4,7 @@
 #include <complex>
 #include <limits>
 
-#include "ops/elementwise_test_util.h"
+#include "ops/testing/elementwise_test_util.h"
 
 namespace tpusim::ops {
 namespace {

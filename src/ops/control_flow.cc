@@ -1,6 +1,6 @@
 // Control flow: while, if, case, and composite (which runs its decomposition).
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

@@ -16,9 +16,9 @@
 #include <bit>
 #include <cstring>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/tpu.h"
 
 namespace tpusim::ops {
@@ -144,7 +144,10 @@ StatusOr<std::vector<Tensor>> EvalConvert(EvalContext& ctx, const ir::Operation&
 }
 
 // One VPU conversion per element (per part for complex).
-TPUSIM_REGISTER_OP({.name = "stablehlo.convert", .verify = VerifyConvert, .eval = EvalConvert,
+TPUSIM_REGISTER_OP({.name = "stablehlo.convert",
+                    .verify = VerifyConvert,
+                    .infer = InferElementwise,
+                    .eval = EvalConvert,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2})});
 
 // ---------------------------------------------------------------- bitcast_convert
@@ -338,6 +341,7 @@ StatusOr<std::vector<Tensor>> EvalReducePrecision(EvalContext&, const ir::Operat
 // exponent, 2 to keep NaNs.
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce_precision",
                     .verify = VerifyReducePrecision,
+                    .infer = InferElementwise,
                     .eval = EvalReducePrecision,
                     .work = ElementwiseRule({.alu = 11})});
 
@@ -432,17 +436,21 @@ Work PartsWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.complex", .verify = VerifyComplex, .eval = EvalComplex,
+TPUSIM_REGISTER_OP({.name = "stablehlo.complex",
+                    .verify = VerifyComplex,
+                    .infer = InferElementwise,
+                    .eval = EvalComplex,
                     .work = PartsWork});
-TPUSIM_REGISTER_OP({.name = "stablehlo.real", .verify = VerifyPart, .eval = EvalPart<false>,
+TPUSIM_REGISTER_OP({.name = "stablehlo.real",
+                    .verify = VerifyPart,
+                    .infer = InferElementwise,
+                    .eval = EvalPart<false>,
                     .work = PartsWork});
-TPUSIM_REGISTER_OP({.name = "stablehlo.imag", .verify = VerifyPart, .eval = EvalPart<true>,
+TPUSIM_REGISTER_OP({.name = "stablehlo.imag",
+                    .verify = VerifyPart,
+                    .infer = InferElementwise,
+                    .eval = EvalPart<true>,
                     .work = PartsWork});
-
-// The elementwise ops here: results have their operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convert", "stablehlo.reduce_precision", "stablehlo.complex",
-                            "stablehlo.real", "stablehlo.imag"},
-                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

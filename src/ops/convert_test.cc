@@ -6,8 +6,8 @@
 #include <limits>
 #include <random>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/elementwise_test_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/testing/elementwise_test_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

@@ -1,16 +1,16 @@
 // stablehlo.convolution and stablehlo.dynamic_conv, as im2col + the batched
-// matmul of ops/matmul.h (so convolutions get the same f32/bf16 fast paths
+// matmul of ops/kernels/matmul.h (so convolutions get the same f32/bf16 fast paths
 // and TPU precision passes as dot_general): one matmul batch per feature or
 // batch group, rows = output positions, columns = (window position, input
 // feature), and the kernel rearranged to [group, window * Cin, Cout / groups].
 #include <algorithm>
 #include <cstring>
 
-#include "ops/index_util.h"
-#include "ops/matmul.h"
-#include "ops/op_util.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/matmul.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -410,14 +410,6 @@ std::optional<ShardingRule> ConvRule(const ir::Operation& op) {
   return rule;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.convolution",
-                    .verify = VerifyConvolution,
-                    .eval = EvalConvolution,
-                    .work = ConvWork,
-                    .sharding_rule = ConvRule});
-TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_conv", .verify = VerifyDynamicConv,
-                    .eval = EvalDynamicConv, .work = ConvWork});
-
 // Both forms' result types; a dynamic_conv's padding operand must be known
 // before the program runs.
 StatusOr<std::vector<ir::Type>> InferConvolution(const ir::Operation& op, Values values) {
@@ -436,7 +428,17 @@ StatusOr<std::vector<ir::Type>> InferConvolution(const ir::Operation& op, Values
   return OneResult(op, ConvResultShape(c, lhs, rhs));
 }
 
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.convolution", "stablehlo.dynamic_conv"}, InferConvolution);
+TPUSIM_REGISTER_OP({.name = "stablehlo.convolution",
+                    .verify = VerifyConvolution,
+                    .infer = InferConvolution,
+                    .eval = EvalConvolution,
+                    .work = ConvWork,
+                    .sharding_rule = ConvRule});
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_conv",
+                    .verify = VerifyDynamicConv,
+                    .infer = InferConvolution,
+                    .eval = EvalDynamicConv,
+                    .work = ConvWork});
 
 }  // namespace
 }  // namespace tpusim::ops

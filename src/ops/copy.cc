@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "ops/layout_ops.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/hw/layout.h"
 #include "tpusim/ops/op_def.h"
 

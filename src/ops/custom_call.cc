@@ -10,11 +10,11 @@
 #include <memory>
 #include <mutex>
 
-#include "ops/foreign_kernels.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/custom_calls/foreign_kernels.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ir/dynamic.h"
-#include "tpusim/ops/shape_rule.h"
+#include "tpusim/ops/op_def.h"
 
 namespace tpusim::ops {
 namespace {
@@ -93,11 +93,11 @@ StatusOr<std::vector<ir::Type>> InferCustomCall(const ir::Operation& op,
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
                     .verify = VerifyCustomCall,
+                    .infer = InferCustomCall,
                     .eval = EvalCustomCall,
                     .work = CustomCallWork,
                     .side_effects = true,
                     .sharding_rule = DeclaredShardingRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.custom_call"}, InferCustomCall);
 
 }  // namespace
 

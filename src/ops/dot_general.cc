@@ -1,13 +1,13 @@
 // stablehlo.dot_general and the legacy stablehlo.dot: contractions over
 // named dimensions, normalized to a batched [B, M, K] x [B, K, N] product
-// (ops/matmul.h), with operands viewed in place whenever their dimension
+// (ops/kernels/matmul.h), with operands viewed in place whenever their dimension
 // groups are contiguous and transposed into a copy only when they are not.
 #include <algorithm>
 
-#include "ops/matmul.h"
-#include "ops/op_util.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/matmul.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -207,16 +207,17 @@ StatusOr<std::vector<ir::Type>> InferDot(const ir::Operation& op, Values) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.dot_general",
                     .verify = VerifyDot,
+                    .infer = InferDot,
                     .eval = EvalDot,
                     .work = DotWork,
                     .sharding_rule = DotRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dot_general"}, InferDot);
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dot",
                     .verify = VerifyDot,
+                    .infer = InferDot,
                     .eval = EvalDot,
                     .work = DotWork,
                     .sharding_rule = DotRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dot"}, InferDot);
 
 }  // namespace
 }  // namespace tpusim::ops

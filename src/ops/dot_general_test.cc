@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "ops/dense_test_util.h"
-#include "ops/matmul.h"
+#include "ops/kernels/matmul.h"
+#include "ops/testing/dense_test_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

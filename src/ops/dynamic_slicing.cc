@@ -2,10 +2,10 @@
 // each clamped so that the box lies inside the operand.
 #include <algorithm>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
-#include "tpusim/ops/shape_rule.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -144,21 +144,21 @@ Work DynamicUpdateSliceWork(const ir::Operation& op) {
   return w;
 }
 
+// The result is the operand updated: its type.
+StatusOr<std::vector<ir::Type>> InferDynamicUpdateSlice(const ir::Operation& op, Values) {
+  if (op.num_operands() < 1) return OpError(op, "needs an operand");
+  return std::vector<ir::Type>{op.operand(0).type()};
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_update_slice",
                     .verify = VerifyDynamicUpdateSlice,
+                    .infer = InferDynamicUpdateSlice,
                     .eval = EvalDynamicUpdateSlice,
                     .work = DynamicUpdateSliceWork,
                     .sharding_rule = [](const ir::Operation& op) {
                       return std::optional<ShardingRule>(PositionalShardingRule(
                           op, Sliced(op.operand(0).type(), op.operand(1).type())));
                     }});
-// The result is the operand updated: its type.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_update_slice"},
-                           [](const ir::Operation& op,
-                              std::span<const Tensor* const>) -> StatusOr<std::vector<ir::Type>> {
-                             if (op.num_operands() < 1) return OpError(op, "needs an operand");
-                             return std::vector<ir::Type>{op.operand(0).type()};
-                           });
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -10,9 +10,9 @@
 //     and 0 otherwise (0 ^ negative included).
 #include <cmath>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -30,9 +30,11 @@ template <unsigned kClasses, class Fn>
 OpDef BinaryDef(const char* name, WorkFn work, VerifyFn verify = VerifyBinary<kClasses>) {
   return {.name = name,
           .verify = std::move(verify),
-          .eval = [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
-            return EvalSameType<kClasses>(op, operands, Fn{});
-          },
+          .infer = InferElementwise,
+          .eval =
+              [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
+                return EvalSameType<kClasses>(op, operands, Fn{});
+              },
           .work = std::move(work)};
 }
 
@@ -198,12 +200,6 @@ TPUSIM_REGISTER_OP(
 TPUSIM_REGISTER_OP(BinaryDef<kNumeric, Power>("stablehlo.power", PowerWork));
 TPUSIM_REGISTER_OP(BinaryDef<kFloatTypes | kComplexTypes, Atan2>(
     "stablehlo.atan2", ElementwiseRule({.transcendental = 1}, kComplexFunction)));
-
-// Every op here is elementwise: its result has its operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply",
-                            "stablehlo.divide", "stablehlo.remainder", "stablehlo.maximum",
-                            "stablehlo.minimum", "stablehlo.power", "stablehlo.atan2"},
-                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

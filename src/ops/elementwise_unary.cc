@@ -5,9 +5,9 @@
 // round once to the result type; complex<f32> likewise via complex<double>.
 #include <cmath>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -28,9 +28,11 @@ template <unsigned kClasses, class Fn>
 OpDef UnaryDef(const char* name, WorkFn work) {
   return {.name = name,
           .verify = VerifyUnary<kClasses>,
-          .eval = [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
-            return EvalSameType<kClasses>(op, operands, Fn{});
-          },
+          .infer = InferElementwise,
+          .eval =
+              [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
+                return EvalSameType<kClasses>(op, operands, Fn{});
+              },
           .work = std::move(work)};
 }
 
@@ -220,10 +222,16 @@ constexpr ElementOps kRoot{.divide = 1};  // sqrt, rsqrt, cbrt: divide-class on 
 constexpr ElementOps kComplexFunction{.alu = 2, .multiply = 4, .transcendental = 4};
 
 // |z| = sqrt(x^2 + y^2).
-TPUSIM_REGISTER_OP({.name = "stablehlo.abs", .verify = VerifyAbs, .eval = EvalAbs,
+TPUSIM_REGISTER_OP({.name = "stablehlo.abs",
+                    .verify = VerifyAbs,
+                    .infer = InferElementwise,
+                    .eval = EvalAbs,
                     .work = ElementwiseRule(kAlu1, {.alu = 1, .multiply = 2, .divide = 1})});
-TPUSIM_REGISTER_OP({.name = "stablehlo.is_finite", .verify = VerifyIsFinite,
-                    .eval = EvalIsFinite, .work = ElementwiseRule(kAlu2)});  // mask, compare
+TPUSIM_REGISTER_OP({.name = "stablehlo.is_finite",
+                    .verify = VerifyIsFinite,
+                    .infer = InferElementwise,
+                    .eval = EvalIsFinite,
+                    .work = ElementwiseRule(kAlu2)});  // mask, compare
 TPUSIM_REGISTER_OP(UnaryDef<kIntTypes | kFC, Negate>("stablehlo.negate",
                                                      ElementwiseRule(kAlu1, kAlu2)));
 // Two compares and a select; sign(z) = z * rsqrt(x^2 + y^2).
@@ -259,29 +267,6 @@ TPUSIM_REGISTER_OP(
     UnaryDef<kFC, Rsqrt>("stablehlo.rsqrt", ElementwiseRule(kRoot, kComplexFunction)));
 TPUSIM_REGISTER_OP(
     UnaryDef<kFC, Cbrt>("stablehlo.cbrt", ElementwiseRule(kRoot, kComplexFunction)));
-
-// Every op here is elementwise: its result has its operand's shape.
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.abs",
-                            "stablehlo.is_finite",
-                            "stablehlo.negate",
-                            "stablehlo.sign",
-                            "stablehlo.ceil",
-                            "stablehlo.floor",
-                            "stablehlo.round_nearest_afz",
-                            "stablehlo.round_nearest_even",
-                            "stablehlo.exponential",
-                            "stablehlo.exponential_minus_one",
-                            "stablehlo.log",
-                            "stablehlo.log_plus_one",
-                            "stablehlo.logistic",
-                            "stablehlo.sine",
-                            "stablehlo.cosine",
-                            "stablehlo.tan",
-                            "stablehlo.tanh",
-                            "stablehlo.sqrt",
-                            "stablehlo.rsqrt",
-                            "stablehlo.cbrt"},
-                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

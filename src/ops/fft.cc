@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

@@ -16,10 +16,10 @@
 #include <limits>
 #include <vector>
 
-#include "ops/foreign_kernels.h"
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/custom_calls/foreign_kernels.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/op_def.h"
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "spmd/run_test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/spmd/partitioner.h"
 #include "tpusim/verify/verifier.h"

@@ -4,8 +4,8 @@
 // once, and keeps the values in between on chip.
 #include <algorithm>
 
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

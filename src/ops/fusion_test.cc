@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/hw/cost_model.h"
 #include "tpusim/hw/layout.h"

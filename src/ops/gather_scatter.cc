@@ -9,11 +9,11 @@
 // typed loops.
 #include <algorithm>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/region_kernels.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -340,10 +340,10 @@ std::optional<ShardingRule> GatherRule(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.gather",
                     .verify = VerifyGather,
+                    .infer = InferGather,
                     .eval = EvalGather,
                     .work = GatherWork,
                     .sharding_rule = GatherRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.gather"}, InferGather);
 
 // dynamic_gather: slice_sizes is an operand, checked against the result
 // type once its value is known.
@@ -367,9 +367,11 @@ StatusOr<std::vector<Tensor>> EvalDynamicGather(EvalContext&, const ir::Operatio
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_gather", .verify = VerifyDynamicGather,
-                    .eval = EvalDynamicGather, .work = GatherWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_gather"}, InferGather);
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_gather",
+                    .verify = VerifyDynamicGather,
+                    .infer = InferGather,
+                    .eval = EvalDynamicGather,
+                    .work = GatherWork});
 
 // ---- scatter ----
 
@@ -607,10 +609,10 @@ StatusOr<std::vector<ir::Type>> InferScatter(const ir::Operation& op, Values) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.scatter",
                     .verify = VerifyScatter,
+                    .infer = InferScatter,
                     .eval = EvalScatter,
                     .work = ScatterWork,
                     .sharding_rule = ScatterRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.scatter"}, InferScatter);
 
 }  // namespace
 }  // namespace tpusim::ops

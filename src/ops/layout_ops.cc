@@ -8,10 +8,10 @@
 #include <numeric>
 #include <utility>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ir/dynamic.h"
 #include "tpusim/numerics/float_formats.h"
 
@@ -80,10 +80,10 @@ StatusOr<std::vector<ir::Type>> InferBroadcastInDim(const ir::Operation& op, Val
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.broadcast_in_dim",
                     .verify = VerifyBroadcastInDim,
+                    .infer = InferBroadcastInDim,
                     .eval = EvalBroadcastInDim,
                     .work = CopyWork,
                     .sharding_rule = BroadcastInDimRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.broadcast_in_dim"}, InferBroadcastInDim);
 
 // ---- reshape: same elements in the same row-major order ----
 
@@ -137,10 +137,10 @@ StatusOr<std::vector<ir::Type>> InferReshape(const ir::Operation& op, Values) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reshape",
                     .verify = VerifyReshape,
+                    .infer = InferReshape,
                     .eval = EvalReshape,
                     .work = ReshapeWork,
                     .sharding_rule = ReshapeRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reshape"}, InferReshape);
 
 // ---- transpose: result_index[d] = operand_index[permutation[d]] ----
 
@@ -200,10 +200,10 @@ StatusOr<std::vector<ir::Type>> InferTranspose(const ir::Operation& op, Values) 
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.transpose",
                     .verify = VerifyTranspose,
+                    .infer = InferTranspose,
                     .eval = EvalTranspose,
                     .work = TransposeWork,
                     .sharding_rule = TransposeRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.transpose"}, InferTranspose);
 
 // ---- reverse: reversed order along `dimensions` ----
 
@@ -251,10 +251,10 @@ std::optional<ShardingRule> ReverseRule(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reverse",
                     .verify = VerifyReverse,
+                    .infer = InferSameAsOperands,
                     .eval = EvalReverse,
                     .work = CopyWork,
                     .sharding_rule = ReverseRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reverse"}, InferSameAsOperands);
 
 // ---- concatenate: inputs laid end to end along `dimension` ----
 
@@ -334,10 +334,10 @@ StatusOr<std::vector<ir::Type>> InferConcatenate(const ir::Operation& op, Values
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.concatenate",
                     .verify = VerifyConcatenate,
+                    .infer = InferConcatenate,
                     .eval = EvalConcatenate,
                     .work = CopyWork,
                     .sharding_rule = ConcatenateRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.concatenate"}, InferConcatenate);
 
 // ---- slice: operand[start + i * stride] ----
 
@@ -401,10 +401,10 @@ StatusOr<std::vector<ir::Type>> InferSlice(const ir::Operation& op, Values) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.slice",
                     .verify = VerifySlice,
+                    .infer = InferSlice,
                     .eval = EvalSlice,
                     .work = CopyWork,
                     .sharding_rule = SliceRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.slice"}, InferSlice);
 
 // ---- pad: edge (possibly negative) and interior padding ----
 
@@ -448,10 +448,10 @@ StatusOr<std::vector<ir::Type>> InferPad(const ir::Operation& op, Values) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.pad",
                     .verify = VerifyPad,
+                    .infer = InferPad,
                     .eval = EvalPad,
                     .work = CopyWork,
                     .sharding_rule = PadRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.pad"}, InferPad);
 
 // ---- iota: the index along iota_dimension ----
 

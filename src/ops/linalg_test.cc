@@ -4,7 +4,7 @@
 #include <random>
 #include <string>
 
-#include "ops/dense_test_util.h"
+#include "ops/testing/dense_test_util.h"
 
 namespace tpusim::ops {
 namespace {

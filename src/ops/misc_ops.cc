@@ -4,11 +4,11 @@
 // runs (refine-shapes sizes those of shape-polymorphic programs), so a dynamic
 // op's shape operands must agree with its static result type at run time; it
 // then computes what its static counterpart does.
-#include "ops/index_util.h"
 #include "ops/layout_ops.h"
-#include "ops/op_util.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -31,9 +31,11 @@ StatusOr<std::vector<ir::Type>> InferTuple(const ir::Operation& op, Values) {
   return std::vector<ir::Type>{ir::Type::Tuple(ir::TypesOf(op.operands()))};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.tuple", .verify = VerifyTuple, .eval = EvalTuple,
+TPUSIM_REGISTER_OP({.name = "stablehlo.tuple",
+                    .verify = VerifyTuple,
+                    .infer = InferTuple,
+                    .eval = EvalTuple,
                     .work = FreeWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.tuple"}, InferTuple);
 
 Status VerifyGetTupleElement(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -62,9 +64,11 @@ StatusOr<std::vector<ir::Type>> InferGetTupleElement(const ir::Operation& op, Va
   return std::vector<ir::Type>{tuple.tuple_elements()[i]};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.get_tuple_element", .verify = VerifyGetTupleElement,
-                    .eval = EvalGetTupleElement, .work = FreeWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.get_tuple_element"}, InferGetTupleElement);
+TPUSIM_REGISTER_OP({.name = "stablehlo.get_tuple_element",
+                    .verify = VerifyGetTupleElement,
+                    .infer = InferGetTupleElement,
+                    .eval = EvalGetTupleElement,
+                    .work = FreeWork});
 
 // ---- optimization_barrier: the identity ----
 
@@ -82,9 +86,10 @@ StatusOr<std::vector<Tensor>> EvalOptimizationBarrier(EvalContext&, const ir::Op
 }
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.optimization_barrier",
-                    .verify = VerifyOptimizationBarrier, .eval = EvalOptimizationBarrier,
+                    .verify = VerifyOptimizationBarrier,
+                    .infer = InferSameAsOperands,
+                    .eval = EvalOptimizationBarrier,
                     .work = FreeWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.optimization_barrier"}, InferSameAsOperands);
 
 // ---- get_dimension_size ----
 
@@ -180,13 +185,15 @@ StatusOr<std::vector<ir::Type>> InferFromShapeOperand(const ir::Operation& op, V
   return OneResult(op, std::move(shape));
 }
 
+StatusOr<std::vector<ir::Type>> InferDynamicBroadcastInDim(const ir::Operation& op, Values values) {
+  return InferFromShapeOperand(op, values, 1, "output_dimensions");
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_broadcast_in_dim",
-                    .verify = VerifyDynamicBroadcastInDim, .eval = EvalDynamicBroadcastInDim,
+                    .verify = VerifyDynamicBroadcastInDim,
+                    .infer = InferDynamicBroadcastInDim,
+                    .eval = EvalDynamicBroadcastInDim,
                     .work = CopyWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_broadcast_in_dim"},
-                           [](const ir::Operation& op, Values values) {
-                             return InferFromShapeOperand(op, values, 1, "output_dimensions");
-                           });
 
 Status VerifyDynamicIota(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 1));
@@ -207,11 +214,15 @@ StatusOr<std::vector<Tensor>> EvalDynamicIota(EvalContext&, const ir::Operation&
   return std::vector<Tensor>{std::move(r)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_iota", .verify = VerifyDynamicIota,
-                    .eval = EvalDynamicIota, .work = CopyWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_iota"}, [](const ir::Operation& op, Values values) {
+StatusOr<std::vector<ir::Type>> InferDynamicIota(const ir::Operation& op, Values values) {
   return InferFromShapeOperand(op, values, 0, "output_shape");
-});
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_iota",
+                    .verify = VerifyDynamicIota,
+                    .infer = InferDynamicIota,
+                    .eval = EvalDynamicIota,
+                    .work = CopyWork});
 
 Status VerifyDynamicPad(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 5));
@@ -249,9 +260,11 @@ StatusOr<std::vector<ir::Type>> InferDynamicPad(const ir::Operation& op, Values 
   return OneResult(op, std::move(shape));
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_pad", .verify = VerifyDynamicPad,
-                    .eval = EvalDynamicPad, .work = CopyWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_pad"}, InferDynamicPad);
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_pad",
+                    .verify = VerifyDynamicPad,
+                    .infer = InferDynamicPad,
+                    .eval = EvalDynamicPad,
+                    .work = CopyWork});
 
 Status VerifyDynamicReshape(const ir::Operation& op) {
   TPUSIM_RETURN_IF_ERROR(ExpectNumOperands(op, 2));
@@ -274,12 +287,15 @@ StatusOr<std::vector<Tensor>> EvalDynamicReshape(EvalContext&, const ir::Operati
   return std::vector<Tensor>{in[0].Reshaped(shape)};
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_reshape", .verify = VerifyDynamicReshape,
-                    .eval = EvalDynamicReshape, .work = ReshapeWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.dynamic_reshape"},
-                           [](const ir::Operation& op, Values values) {
-                             return InferFromShapeOperand(op, values, 1, "output_shape");
-                           });
+StatusOr<std::vector<ir::Type>> InferDynamicReshape(const ir::Operation& op, Values values) {
+  return InferFromShapeOperand(op, values, 1, "output_shape");
+}
+
+TPUSIM_REGISTER_OP({.name = "stablehlo.dynamic_reshape",
+                    .verify = VerifyDynamicReshape,
+                    .infer = InferDynamicReshape,
+                    .eval = EvalDynamicReshape,
+                    .work = ReshapeWork});
 
 // ---- real_dynamic_slice: slice with start, limit and strides as operands ----
 
@@ -326,9 +342,9 @@ StatusOr<std::vector<ir::Type>> InferRealDynamicSlice(const ir::Operation& op, V
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.real_dynamic_slice",
                     .verify = VerifyRealDynamicSlice,
+                    .infer = InferRealDynamicSlice,
                     .eval = EvalRealDynamicSlice,
                     .work = CopyWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.real_dynamic_slice"}, InferRealDynamicSlice);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -1,9 +1,9 @@
 // Ops that talk to the process's surroundings: its place in the grid
 // (replica_id, partition_id), tokens (after_all, create_token), the infeed and
 // outfeed streams, and point-to-point channels (send, recv).
-#include "ops/host_callbacks.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/custom_calls/host_callbacks.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/collectives.h"
 
 namespace tpusim::ops {

@@ -6,15 +6,15 @@
 //     i contracts over its own slice of k;
 //   mode 3, ragged batch dim:           [b,m,k] x [b,k,n]   -> [b,m,n].
 // Rows (or batches, or k) past the sum of the group sizes contribute zero.
-// Each group is one batched matmul of ops/matmul.h.
+// Each group is one batched matmul of ops/kernels/matmul.h.
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
-#include "ops/index_util.h"
-#include "ops/matmul.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/kernels/matmul.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

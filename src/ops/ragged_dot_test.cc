@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "ops/dense_test_util.h"
+#include "ops/testing/dense_test_util.h"
 
 namespace tpusim::ops {
 namespace {

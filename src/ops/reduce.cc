@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/region_kernels.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -198,10 +198,10 @@ StatusOr<std::vector<ir::Type>> InferReduce(const ir::Operation& op, Values) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.reduce",
                     .verify = VerifyReduce,
+                    .infer = InferReduce,
                     .eval = EvalReduce,
                     .work = ReduceWork,
                     .sharding_rule = ReduceRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.reduce"}, InferReduce);
 
 // ---- map: result[i] = computation(inputs...[i]) ----
 
@@ -264,9 +264,11 @@ Work MapWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.map", .verify = VerifyMap, .eval = EvalMap,
+TPUSIM_REGISTER_OP({.name = "stablehlo.map",
+                    .verify = VerifyMap,
+                    .infer = InferElementwise,
+                    .eval = EvalMap,
                     .work = MapWork});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.map"}, InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -7,10 +7,10 @@
 // elementwise op (or one compare, for select) run as typed loops.
 #include <algorithm>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
-#include "ops/work_util.h"
+#include "ops/kernels/region_kernels.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

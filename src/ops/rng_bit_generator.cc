@@ -9,9 +9,9 @@
 // new state advances the counter past the values used.
 #include <array>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

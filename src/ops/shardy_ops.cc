@@ -8,9 +8,9 @@
 // partitioned program holds them. Outside the body a device holds whole
 // arrays (partitioning them is the SPMD partitioner's work), so the free
 // axes leave dimensions whole here.
-#include "ops/op_util.h"
-#include "ops/spmd_markers.h"
-#include "ops/work_util.h"
+#include "ops/custom_calls/spmd_markers.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

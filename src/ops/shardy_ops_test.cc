@@ -3,7 +3,7 @@
 // gets the whole 4x4 %w = [[0..3], [10..13], [20..23], [30..33]].
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/ir/printer.h"
 
 namespace tpusim::ops {

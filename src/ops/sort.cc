@@ -6,11 +6,11 @@
 
 #include <algorithm>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
-#include "ops/shape_infer.h"
-#include "ops/work_util.h"
+#include "ops/kernels/region_kernels.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {
@@ -97,10 +97,10 @@ std::optional<ShardingRule> SortRule(const ir::Operation& op) {
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.sort",
                     .verify = VerifySort,
+                    .infer = InferSameAsOperands,
                     .eval = EvalSort,
                     .work = SortWork,
                     .sharding_rule = SortRule});
-TPUSIM_REGISTER_SHAPE_RULE({"stablehlo.sort"}, InferSameAsOperands);
 
 }  // namespace
 StatusOr<std::vector<int64_t>> SortPermutation(const ir::Region& cmp, const RunComparator& run,

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
 #include "ops/sort.h"
+#include "ops/testing/mlir_test_util.h"
 
 namespace tpusim::ops {
 namespace {

@@ -1,7 +1,7 @@
 // Ops that structure a program rather than compute: constants, returns and
 // calls between functions.
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

@@ -1,6 +1,6 @@
 #include "planner/step_timing.h"
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/pod/collective_cost.h"
 #include "tpusim/report/report.h"
 #include "tpusim/runtime/compile.h"

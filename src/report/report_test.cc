@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/timing/timing.h"
 #include "tpusim/verify/verifier.h"
 

@@ -8,7 +8,7 @@
 
 #include "tpusim/compiler/refine_shapes.h"
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/runtime/load.h"
 #include "tpusim/verify/verifier.h"

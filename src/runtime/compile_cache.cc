@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/io/file.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/ir/rewrite.h"

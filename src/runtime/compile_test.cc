@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/ir/rewrite.h"
 

@@ -2,7 +2,7 @@
 
 #include "runtime/arg_shapes.h"
 #include "tpusim/compiler/refine_shapes.h"
-#include "tpusim/frontend/hlo_printer.h"
+#include "tpusim/frontend/hlo/printer.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/runtime/load.h"
 

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "tpusim/frontend/hlo_parser.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/hlo/parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
 
 namespace tpusim::runtime {

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "testing/test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/spmd/partitioner.h"
 
 namespace tpusim::spmd {

@@ -6,7 +6,7 @@
 
 #include "spmd/run_test_util.h"
 #include "testing/test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/spmd/partitioner.h"
 
 namespace tpusim::spmd {

@@ -15,7 +15,7 @@
 #include "spmd/mesh.h"
 #include "spmd/run_test_util.h"
 #include "testing/test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/spmd/partitioner.h"
 #include "tpusim/verify/verifier.h"

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "testing/test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/spmd/partitioner.h"
 #include "tpusim/verify/verifier.h"
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "spmd/run_test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/verify/verifier.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "spmd/run_test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/sharding.h"
 #include "tpusim/spmd/partitioner.h"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/verify/verifier.h"
 

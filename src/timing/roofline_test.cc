@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "testing/test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/hw/cost_model.h"
 #include "tpusim/ops/op_def.h"

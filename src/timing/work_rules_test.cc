@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ops/op_def.h"
 #include "tpusim/verify/verifier.h"
 

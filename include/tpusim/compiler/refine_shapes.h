@@ -17,7 +17,7 @@ namespace tpusim::compiler {
 // Refines `entry` of `module` and the functions it calls: the entry's
 // parameters take `arg_types` (empty: their declared types, which must then
 // be static); every op then gets static result types from its operands' (its
-// shape rule, ops/shape_rule.h), the values of shape computations
+// OpDef::infer, ops/op_def.h), the values of shape computations
 // (get_dimension_size and small integer ops on it) being evaluated as they
 // are met; dynamic_* ops whose shape operands are known become their static
 // forms; private functions are specialized per call (argument types and

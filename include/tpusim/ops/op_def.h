@@ -1,7 +1,8 @@
 // The op table: every op tpusim knows is defined once, in one file under
-// src/ops/, by an OpDef that holds its shape rule and its evaluation (and, in
-// later work, the hardware-independent work it does). Front ends build generic
-// ir::Operations; everything that needs an op's meaning looks it up here.
+// src/ops/, by an OpDef that holds its shape rules (the check of its types and
+// the inference of its result types), its evaluation and the
+// hardware-independent work it does. Front ends build generic ir::Operations;
+// everything that needs an op's meaning looks it up here.
 //
 // Adding an op: write an OpDef in the src/ops/ file of its family and register
 // it with TPUSIM_REGISTER_OP; add tests beside it.
@@ -62,6 +63,14 @@ class EvalContext {
 };
 
 using VerifyFn = std::function<Status(const ir::Operation& op)>;
+// The result types of `op` from its operand types, all static, and from the
+// values of those operands known before the program runs
+// (`operand_values[i]`, null where unknown: the shape operands of the
+// dynamic_* ops are known when computed from input shapes alone). Runs on ops
+// whose VerifyFn has not, so it checks what it reads. Errors need no
+// location.
+using InferFn = std::function<StatusOr<std::vector<ir::Type>>(
+    const ir::Operation& op, std::span<const Tensor* const> operand_values)>;
 using EvalFn = std::function<StatusOr<std::vector<Tensor>>(
     EvalContext& ctx, const ir::Operation& op, std::span<const Tensor> operands)>;
 // The work of one execution of `op`, from its types and attributes alone.
@@ -74,6 +83,11 @@ struct OpDef {
   // Shape rule: checks operand and result types and attributes. Errors need
   // no location; the verifier adds it.
   VerifyFn verify;
+  // Infers the result types, for the refine-shapes pass (compiler/pass.h),
+  // which sizes the dynamic dimensions of shape-polymorphic programs. Null:
+  // the op keeps its declared result types, and refine-shapes reports any
+  // left dynamic.
+  InferFn infer;
   // Computes the results from operand values. Null for ops that only
   // structure the program (func.return, stablehlo.return) and are handled by
   // the interpreter itself.

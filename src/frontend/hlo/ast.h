@@ -1,8 +1,8 @@
 // The XLA HLO text front end, first stage: the text read into a small AST of
-// computations and instructions (hlo_text.cc), with a character cursor over
-// the source (hlo_lexer.cc) that every later stage uses to read attribute
+// computations and instructions (text.cc), with a character cursor over
+// the source (lexer.cc) that every later stage uses to read attribute
 // values and to report errors at their offsets. Lowering the AST into the
-// tpusim IR is hlo_lower.h's job.
+// tpusim IR is lower.h's job.
 #ifndef TPUSIM_FRONTEND_HLO_AST_H_
 #define TPUSIM_FRONTEND_HLO_AST_H_
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "frontend/hlo_lower.h"
+#include "frontend/hlo/lower.h"
 
 namespace tpusim::frontend {
 namespace {

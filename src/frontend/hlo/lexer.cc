@@ -4,9 +4,9 @@
 #include <charconv>
 #include <optional>
 
-#include "frontend/hlo_ast.h"
-#include "frontend/lexer.h"
-#include "frontend/parser.h"
+#include "frontend/hlo/ast.h"
+#include "frontend/stablehlo/lexer.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 

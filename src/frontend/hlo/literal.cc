@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
-#include "frontend/hlo_lower.h"
-#include "frontend/parser.h"
+#include "frontend/hlo/lower.h"
+#include "frontend/stablehlo/parser.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::frontend {

@@ -1,12 +1,12 @@
 // The lowering driver: computations to functions and regions, instructions
 // in dependency order, tuples split and rebuilt, opcodes dispatched to their
 // family's lowering.
-#include "frontend/hlo_lower.h"
+#include "frontend/hlo/lower.h"
 
 #include <algorithm>
 
-#include "frontend/hlo_opcodes.h"
-#include "frontend/parser.h"
+#include "frontend/hlo/opcodes.h"
+#include "frontend/stablehlo/parser.h"
 #include "tpusim/ir/sharding.h"
 
 namespace tpusim::frontend {

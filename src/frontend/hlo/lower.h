@@ -1,12 +1,12 @@
 // The XLA HLO text front end, second stage: HloModuleAst -> tpusim IR, the
 // same IR the StableHLO front end builds (generic attribute forms, regions
-// with scalar block arguments). The driver (hlo_lower.cc) walks computations
+// with scalar block arguments). The driver (lower.cc) walks computations
 // and instructions; each opcode family has its own file:
-//   hlo_lower_data.cc     constants, shapes and data movement, elementwise
-//   hlo_lower_compute.cc  dot, convolution, reductions, sort, linalg, fft
-//   hlo_lower_control.cc  while, conditional, call, fusion, custom-call,
-//                         async pairs, collectives, infeed/outfeed/send/recv
-// and hlo_attrs.cc reads the attribute values they share.
+//   lower_data.cc     constants, shapes and data movement, elementwise
+//   lower_compute.cc  dot, convolution, reductions, sort, linalg, fft
+//   lower_control.cc  while, conditional, call, fusion, custom-call,
+//                     async pairs, collectives, infeed/outfeed/send/recv
+// and attrs.cc reads the attribute values they share.
 #ifndef TPUSIM_FRONTEND_HLO_LOWER_H_
 #define TPUSIM_FRONTEND_HLO_LOWER_H_
 
@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frontend/hlo_ast.h"
+#include "frontend/hlo/ast.h"
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
 
@@ -109,7 +109,7 @@ class HloLowering {
   const HloInstruction* DoneOf(const HloInstruction& start) const;
 
  private:
-  struct Body;  // per-computation lowering state, in hlo_lower.cc
+  struct Body;  // per-computation lowering state, in lower.cc
   StatusOr<HloValue> LowerBody(const HloComputation& comp, std::vector<HloValue> params,
                                ir::Block* block);
   Status LowerInstruction(const HloInstruction& inst, Body& body, int index);
@@ -130,7 +130,7 @@ class HloLowering {
   std::unordered_map<const HloComputation*, std::string> functions_;
 };
 
-// ---- attribute values (hlo_attrs.cc) ----
+// ---- attribute values (attrs.cc) ----
 // Each reads the raw text of attribute `key` of `inst`; errors point into it.
 // A missing required attribute is an error at the instruction.
 

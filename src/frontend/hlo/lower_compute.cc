@@ -1,7 +1,7 @@
 // Lowerings of the computing opcodes with structure: dot, convolution, the
 // reductions and other ops with a `to_apply` body, scatter, sort, and the
 // linear algebra, fft and random-bit ops.
-#include "frontend/hlo_lower.h"
+#include "frontend/hlo/lower.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -1,7 +1,7 @@
 // Lowerings of control flow (while, conditional, call), fusion, custom-call,
 // the optimization barrier, collectives and their async start/done pairs,
 // and host transfers (infeed, outfeed, send, recv).
-#include "frontend/hlo_lower.h"
+#include "frontend/hlo/lower.h"
 
 namespace tpusim::frontend {
 namespace {

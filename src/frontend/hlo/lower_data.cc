@@ -1,7 +1,7 @@
 // Lowerings of constants, tuples, shape manipulation and data movement, and
 // the elementwise opcodes with attributes (compare, reduce-precision).
-// Elementwise opcodes without attributes go through hlo_opcodes.h.
-#include "frontend/hlo_lower.h"
+// Elementwise opcodes without attributes go through opcodes.h.
+#include "frontend/hlo/lower.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "frontend/hlo_test_util.h"
+#include "frontend/hlo/test_util.h"
 #include "testing/test_util.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ir/sharding.h"
 #include "tpusim/timing/timing.h"

@@ -1,4 +1,4 @@
-#include "frontend/hlo_opcodes.h"
+#include "frontend/hlo/opcodes.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // ParseHlo and LooksLikeHlo: the HLO text front end's entry points.
-#include "tpusim/frontend/hlo_parser.h"
+#include "tpusim/frontend/hlo/parser.h"
 
-#include "frontend/hlo_ast.h"
-#include "frontend/hlo_lower.h"
+#include "frontend/hlo/ast.h"
+#include "frontend/hlo/lower.h"
 
 namespace tpusim::frontend {
 

@@ -1,10 +1,10 @@
 // The HLO text front end: syntax of both dump styles, lowering of structure
 // and attributes, and located errors.
-#include "tpusim/frontend/hlo_parser.h"
+#include "tpusim/frontend/hlo/parser.h"
 
 #include <gtest/gtest.h>
 
-#include "frontend/hlo_test_util.h"
+#include "frontend/hlo/test_util.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -9,7 +9,7 @@
 // Every name is derived from the IR's structure, never from source names
 // (a fusion keeps the name the compiler gave it), so a module printed,
 // parsed back and printed again reads the same.
-#include "tpusim/frontend/hlo_printer.h"
+#include "tpusim/frontend/hlo/printer.h"
 
 #include <cctype>
 #include <optional>
@@ -19,7 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "frontend/hlo_printer_internal.h"
+#include "frontend/hlo/printer_internal.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/ir/sharding.h"
 

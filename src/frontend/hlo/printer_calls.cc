@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/hlo_printer_internal.h"
+#include "frontend/hlo/printer_internal.h"
 
 namespace tpusim::frontend::hlo {
 namespace {

@@ -1,7 +1,7 @@
 // Pieces of the HLO printer shared by its files: XLA's spelling of shapes and
-// literals (hlo_printer_shapes.cc) and of each op's opcode and attributes
-// (hlo_printer_ops.cc; calls, custom calls and collectives in
-// hlo_printer_calls.cc). hlo_printer.cc walks the module and lays out
+// literals (printer_shapes.cc) and of each op's opcode and attributes
+// (printer_ops.cc; calls, custom calls and collectives in
+// printer_calls.cc). printer.cc walks the module and lays out
 // computations, names and the tuples HLO needs where StableHLO has lists.
 #ifndef TPUSIM_FRONTEND_HLO_PRINTER_INTERNAL_H_
 #define TPUSIM_FRONTEND_HLO_PRINTER_INTERNAL_H_
@@ -53,7 +53,7 @@ using ComputationNameFn = std::function<std::string(std::string_view function)>;
 StatusOr<std::optional<HloForm>> DescribeOp(const ir::Operation& op,
                                             const ComputationNameFn& computation_name);
 
-// ---- for the op spellings (hlo_printer_ops.cc defines these) ----
+// ---- for the op spellings (printer_ops.cc defines these) ----
 
 HloForm Form(std::string opcode, std::vector<std::string> attrs = {});
 // Attribute `key` of `op` read leniently: absent or of another kind gives

@@ -1,15 +1,15 @@
 // The HLO opcode and attributes of each op whose operands and results map one
 // to one onto an HLO instruction's: StableHLO's generic attributes respelled
 // as XLA prints them (dimensions={1,0}, window={size=3x3 pad=1_1x1_1},
-// dim_labels=b01f_01io->b01f, ...). Calls and collectives: hlo_printer_calls.cc.
+// dim_labels=b01f_01io->b01f, ...). Calls and collectives: printer_calls.cc.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
 
-#include "frontend/hlo_opcodes.h"
-#include "frontend/hlo_printer_internal.h"
+#include "frontend/hlo/opcodes.h"
+#include "frontend/hlo/printer_internal.h"
 
 namespace tpusim::frontend::hlo {
 
@@ -389,7 +389,7 @@ HloForm Fusion(const ir::Operation& op) {
 }
 
 // The ops with attributes, by StableHLO name; the renamed ops without any
-// come from hlo_opcodes.h.
+// come from opcodes.h.
 const DescriberTable& Describers() {
   using Op = const ir::Operation&;
   using Names = const ComputationNameFn&;

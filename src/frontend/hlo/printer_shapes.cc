@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "frontend/hlo_printer_internal.h"
+#include "frontend/hlo/printer_internal.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::frontend::hlo {

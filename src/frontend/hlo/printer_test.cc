@@ -1,13 +1,13 @@
 // Golden tests of the HLO printer: small StableHLO programs and the HLO text
 // XLA would dump for them.
-#include "tpusim/frontend/hlo_printer.h"
+#include "tpusim/frontend/hlo/printer.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

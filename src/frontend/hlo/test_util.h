@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/hlo_parser.h"
+#include "tpusim/frontend/hlo/parser.h"
 #include "tpusim/verify/verifier.h"
 
 namespace tpusim::frontend::hlo_test {

@@ -2,7 +2,7 @@
 // instructions, as XLA's HloModule::ToString prints them (and its parser
 // reads them): `%` sigils optional, operand shapes optional, attributes kept
 // as raw text for the lowering to read.
-#include "frontend/hlo_ast.h"
+#include "frontend/hlo/ast.h"
 
 namespace tpusim::frontend {
 

@@ -7,7 +7,7 @@
 //   sdy.manual_computation(%x) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[...]
 //       manual_axes={"x"} (%arg1: t) {...} : (...) -> (...)
 //   sdy.sharding_constraint %x <@mesh, [{"x"}, {}]> : t    (and sdy.reshard)
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 
 namespace tpusim::frontend {

@@ -1,4 +1,4 @@
-#include "frontend/lexer.h"
+#include "frontend/stablehlo/lexer.h"
 
 #include <cctype>
 

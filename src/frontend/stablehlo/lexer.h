@@ -2,8 +2,8 @@
 // buffer into tokens with byte offsets. Lexing is on demand, so the parser can
 // re-lex from an offset where MLIR's grammar is context dependent (the `x`
 // separators of `tensor<2x3xf32>`).
-#ifndef TPUSIM_FRONTEND_LEXER_H_
-#define TPUSIM_FRONTEND_LEXER_H_
+#ifndef TPUSIM_FRONTEND_STABLEHLO_LEXER_H_
+#define TPUSIM_FRONTEND_STABLEHLO_LEXER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -75,4 +75,4 @@ bool UnescapeString(std::string_view raw, std::string* out);
 
 }  // namespace tpusim::frontend
 
-#endif  // TPUSIM_FRONTEND_LEXER_H_
+#endif  // TPUSIM_FRONTEND_STABLEHLO_LEXER_H_

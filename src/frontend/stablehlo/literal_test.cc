@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::frontend {

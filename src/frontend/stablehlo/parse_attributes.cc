@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

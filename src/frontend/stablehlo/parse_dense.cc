@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::frontend {

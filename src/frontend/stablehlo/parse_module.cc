@@ -1,6 +1,6 @@
 // Modules, functions, sdy meshes, and the public entry points.
-#include "frontend/parser.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "frontend/stablehlo/parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -1,7 +1,7 @@
 // Operations in the generic form, result lists, regions and blocks.
 #include <charconv>
 
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

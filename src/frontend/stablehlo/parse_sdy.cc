@@ -8,7 +8,7 @@
 //   #sdy<manual_axes{"x", "y"}>
 // The IR keeps them as kStruct attributes whose fields tpusim/ir/sharding.h
 // reads; they print back as written.
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -3,7 +3,7 @@
 // written.
 #include <gtest/gtest.h>
 
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 
 namespace tpusim::frontend {

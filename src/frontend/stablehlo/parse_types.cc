@@ -2,7 +2,7 @@
 #include <charconv>
 #include <limits>
 
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 #include "tpusim/ir/dynamic.h"
 
 namespace tpusim::frontend {

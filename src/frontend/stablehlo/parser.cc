@@ -1,4 +1,4 @@
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 #include <algorithm>
 #include <charconv>

@@ -10,8 +10,8 @@
 //   pretty_ops.cc      the table of pretty op forms (custom_forms.cc: the
 //                      forms with their own grammar: reduce, while, scan)
 //   parse_module.cc    module, func.func, entry points
-#ifndef TPUSIM_FRONTEND_PARSER_H_
-#define TPUSIM_FRONTEND_PARSER_H_
+#ifndef TPUSIM_FRONTEND_STABLEHLO_PARSER_INTERNAL_H_
+#define TPUSIM_FRONTEND_STABLEHLO_PARSER_INTERNAL_H_
 
 #include <cstdint>
 #include <limits>
@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/lexer.h"
+#include "frontend/stablehlo/lexer.h"
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
 
@@ -221,4 +221,4 @@ class NestingGuard {
 
 }  // namespace tpusim::frontend
 
-#endif  // TPUSIM_FRONTEND_PARSER_H_
+#endif  // TPUSIM_FRONTEND_STABLEHLO_PARSER_INTERNAL_H_

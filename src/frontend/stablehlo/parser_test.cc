@@ -1,4 +1,4 @@
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // op's rule in pretty_ops.cc then maps the items to generic attributes.
 #include <charconv>
 
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

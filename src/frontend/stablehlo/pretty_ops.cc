@@ -8,7 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "frontend/parser.h"
+#include "frontend/stablehlo/parser.h"
 
 namespace tpusim::frontend {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "ops/mlir_test_util.h"
-#include "ops/special_functions.h"
+#include "ops/kernels/special_functions.h"
+#include "ops/testing/mlir_test_util.h"
 
 namespace tpusim::ops {
 namespace {

@@ -12,11 +12,11 @@
 #include <complex>
 #include <cstring>
 
-#include "ops/elementwise_kernel.h"
-#include "ops/op_util.h"
-#include "ops/shape_infer.h"
-#include "ops/special_functions.h"
-#include "ops/work_util.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/kernels/special_functions.h"
+#include "ops/util/op_util.h"
+#include "ops/util/shape_infer.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
@@ -108,7 +108,10 @@ StatusOr<std::vector<Tensor>> EvalUnary(EvalContext&, const ir::Operation& op,
 template <class F>
 OpDef UnaryDef(const char* name, VectorClass cost = VectorClass::kTranscendental,
                int64_t ops_per_element = 1) {
-  return {.name = name, .verify = VerifyUnary<F>, .eval = EvalUnary<F>,
+  return {.name = name,
+          .verify = VerifyUnary<F>,
+          .infer = InferElementwise,
+          .eval = EvalUnary<F>,
           .work = [cost, ops_per_element](const ir::Operation& op) {
             return ElementwiseWork(op, cost, ops_per_element);
           }};
@@ -212,9 +215,15 @@ Work SeriesWork(const ir::Operation& op) {
   return ElementwiseWork(op, VectorClass::kTranscendental, 8);
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.polygamma", .verify = VerifyBinaryFloat,
-                    .eval = EvalPolygamma, .work = SeriesWork});
-TPUSIM_REGISTER_OP({.name = "chlo.zeta", .verify = VerifyBinaryFloat, .eval = EvalZeta,
+TPUSIM_REGISTER_OP({.name = "chlo.polygamma",
+                    .verify = VerifyBinaryFloat,
+                    .infer = InferElementwise,
+                    .eval = EvalPolygamma,
+                    .work = SeriesWork});
+TPUSIM_REGISTER_OP({.name = "chlo.zeta",
+                    .verify = VerifyBinaryFloat,
+                    .infer = InferElementwise,
+                    .eval = EvalZeta,
                     .work = SeriesWork});
 
 // next_after(x, y): the representable value after x in the direction of y,
@@ -280,7 +289,10 @@ StatusOr<std::vector<Tensor>> EvalNextAfter(EvalContext&, const ir::Operation& o
   return std::vector<Tensor>{std::move(out)};
 }
 
-TPUSIM_REGISTER_OP({.name = "chlo.next_after", .verify = VerifyNextAfter, .eval = EvalNextAfter,
+TPUSIM_REGISTER_OP({.name = "chlo.next_after",
+                    .verify = VerifyNextAfter,
+                    .infer = InferElementwise,
+                    .eval = EvalNextAfter,
                     .work = [](const ir::Operation& op) {
                       return ElementwiseWork(op, VectorClass::kAlu, 4);
                     }});
@@ -332,14 +344,17 @@ Work AluWork(const ir::Operation& op) { return ElementwiseWork(op, VectorClass::
 
 TPUSIM_REGISTER_OP({.name = "chlo.is_inf",
                     .verify = VerifyInfPredicate,
+                    .infer = InferElementwise,
                     .eval = EvalInfPredicate<0>,
                     .work = AluWork});
 TPUSIM_REGISTER_OP({.name = "chlo.is_pos_inf",
                     .verify = VerifyInfPredicate,
+                    .infer = InferElementwise,
                     .eval = EvalInfPredicate<1>,
                     .work = AluWork});
 TPUSIM_REGISTER_OP({.name = "chlo.is_neg_inf",
                     .verify = VerifyInfPredicate,
+                    .infer = InferElementwise,
                     .eval = EvalInfPredicate<-1>,
                     .work = AluWork});
 
@@ -459,15 +474,6 @@ TPUSIM_REGISTER_OP({.name = "chlo.constant_like",
                     .verify = VerifyConstantLike,
                     .eval = EvalConstantLike,
                     .work = CopyWork});
-
-// The elementwise ops here: results have their operands' shape.
-TPUSIM_REGISTER_SHAPE_RULE({"chlo.polygamma", "chlo.zeta", "chlo.next_after", "chlo.is_inf",
-                            "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo._asin_acos_kernel",
-                            "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan",
-                            "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan", "chlo.erf",
-                            "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma",
-                            "chlo.bessel_i1e", "chlo.square", "chlo.conj"},
-                           InferElementwise);
 
 }  // namespace
 }  // namespace tpusim::ops

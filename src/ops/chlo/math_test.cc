@@ -7,8 +7,8 @@
 #include <limits>
 #include <string>
 
-#include "ops/mlir_test_util.h"
-#include "ops/special_functions.h"
+#include "ops/kernels/special_functions.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

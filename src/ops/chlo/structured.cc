@@ -1,10 +1,10 @@
 // CHLO ops with structure beyond one element at a time, evaluated directly
 // rather than lowered: chlo.top_k and chlo.scan.
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
+#include "ops/kernels/region_kernels.h"
 #include "ops/sort.h"
-#include "ops/work_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

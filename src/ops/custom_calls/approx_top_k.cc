@@ -21,11 +21,11 @@
 #include <bit>
 #include <cmath>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
-#include "ops/region_kernels.h"
+#include "ops/kernels/region_kernels.h"
 #include "ops/sort.h"
-#include "ops/work_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

@@ -2,7 +2,7 @@
 // top k, in the comparator's order, with indices from the iota operand.
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/ops/op_def.h"
 
 namespace tpusim::ops {

@@ -1,9 +1,9 @@
-#include "ops/foreign_kernels.h"
+#include "ops/custom_calls/foreign_kernels.h"
 
 #include <charconv>
 #include <string>
 
-#include "ops/work_util.h"
+#include "ops/util/work_util.h"
 
 namespace tpusim::ops {
 namespace {

@@ -2,8 +2,8 @@
 // tpusim cannot run but can price from its shapes, as the kernel's own
 // algorithm does the work. Any other custom call is priced by its traffic
 // alone (check_ops.cc).
-#ifndef TPUSIM_OPS_FOREIGN_KERNELS_H_
-#define TPUSIM_OPS_FOREIGN_KERNELS_H_
+#ifndef TPUSIM_OPS_CUSTOM_CALLS_FOREIGN_KERNELS_H_
+#define TPUSIM_OPS_CUSTOM_CALLS_FOREIGN_KERNELS_H_
 
 #include <optional>
 #include <string>
@@ -35,4 +35,4 @@ std::optional<Work> ForeignKernelWork(const ir::Operation& op, std::string_view 
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_FOREIGN_KERNELS_H_
+#endif  // TPUSIM_OPS_CUSTOM_CALLS_FOREIGN_KERNELS_H_

@@ -1,7 +1,7 @@
-#include "ops/host_callbacks.h"
+#include "ops/custom_calls/host_callbacks.h"
 
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

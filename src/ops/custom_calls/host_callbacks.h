@@ -5,8 +5,8 @@
 // callback's _xla_host_transfer_handler_name). tpusim has no Python to call:
 // running one fails naming the callback; timing prices a round trip over
 // the chip's host link. Internal to src/ops.
-#ifndef TPUSIM_OPS_HOST_CALLBACKS_H_
-#define TPUSIM_OPS_HOST_CALLBACKS_H_
+#ifndef TPUSIM_OPS_CUSTOM_CALLS_HOST_CALLBACKS_H_
+#define TPUSIM_OPS_CUSTOM_CALLS_HOST_CALLBACKS_H_
 
 #include <optional>
 #include <string>
@@ -25,4 +25,4 @@ std::string HostCallbackError(const std::string& what);
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_HOST_CALLBACKS_H_
+#endif  // TPUSIM_OPS_CUSTOM_CALLS_HOST_CALLBACKS_H_

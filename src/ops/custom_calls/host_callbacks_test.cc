@@ -3,7 +3,7 @@
 // to host memory is the value itself, timed over the host link.
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/op_def.h"
 #include "tpusim/timing/timing.h"

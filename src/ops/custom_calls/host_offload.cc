@@ -7,7 +7,7 @@
 // transfer over the chip's host link, which a chip model may lack (the
 // report then notes it as free). XLA's older MoveToHost / MoveToDevice
 // markers mean the same.
-#include "ops/op_util.h"
+#include "ops/util/op_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

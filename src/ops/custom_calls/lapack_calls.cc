@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/lapack_glue.h"
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/kernels/lapack_glue.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

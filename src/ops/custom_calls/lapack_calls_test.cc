@@ -3,7 +3,7 @@
 // all four element types.
 #include <algorithm>
 
-#include "ops/lapack_test_util.h"
+#include "ops/testing/lapack_test_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops::testing {

@@ -12,8 +12,8 @@
 // fails rather than guess. GPU kernels (Mosaic GPU, Triton) are refused.
 #include <nlohmann/json.hpp>
 
-#include "ops/op_util.h"
-#include "ops/work_util.h"
+#include "ops/util/op_util.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

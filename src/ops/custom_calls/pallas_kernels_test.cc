@@ -2,7 +2,7 @@
 // cost_estimate; without one, or for a GPU kernel, timing fails too.
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/op_def.h"
 #include "tpusim/timing/timing.h"

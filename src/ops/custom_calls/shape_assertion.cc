@@ -6,8 +6,8 @@
 // filled in, when the predicate is false. refine-shapes checks and drops
 // these calls once the input shapes are known; one left in a program is
 // checked when it runs.
-#include "ops/index_util.h"
-#include "ops/op_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

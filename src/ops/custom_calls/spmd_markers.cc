@@ -1,4 +1,4 @@
-#include "ops/spmd_markers.h"
+#include "ops/custom_calls/spmd_markers.h"
 
 #include "tpusim/ops/collectives.h"
 #include "tpusim/ops/custom_call.h"

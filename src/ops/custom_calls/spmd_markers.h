@@ -5,8 +5,8 @@
 // back together. Run on every device of a grid, they give each device its
 // part as XLA's partitioned program would hold it. The tile functions serve
 // Shardy's sdy.manual_computation too (shardy_ops.cc).
-#ifndef TPUSIM_OPS_SPMD_MARKERS_H_
-#define TPUSIM_OPS_SPMD_MARKERS_H_
+#ifndef TPUSIM_OPS_CUSTOM_CALLS_SPMD_MARKERS_H_
+#define TPUSIM_OPS_CUSTOM_CALLS_SPMD_MARKERS_H_
 
 #include <span>
 #include <string_view>
@@ -42,4 +42,4 @@ StatusOr<Tensor> GatherTiles(EvalContext& ctx, const ir::HloSharding& s, const T
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_SPMD_MARKERS_H_
+#endif  // TPUSIM_OPS_CUSTOM_CALLS_SPMD_MARKERS_H_

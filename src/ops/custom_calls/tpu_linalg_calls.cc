@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/lapack_glue.h"
-#include "ops/work_util.h"
+#include "ops/kernels/lapack_glue.h"
+#include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {

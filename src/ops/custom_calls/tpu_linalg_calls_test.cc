@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ops/lapack_test_util.h"
+#include "ops/testing/lapack_test_util.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/custom_call.h"
 #include "tpusim/timing/timing.h"

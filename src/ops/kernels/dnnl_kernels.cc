@@ -1,4 +1,4 @@
-#include "ops/dnnl_kernels.h"
+#include "ops/kernels/dnnl_kernels.h"
 
 #include <cstdlib>
 #include <map>

@@ -1,8 +1,8 @@
 // oneDNN glue for the dense ops: batched matmuls on f32 and bf16 host
 // buffers. Primitives are created once per problem and cached; every entry
 // point is thread-safe. Internal to src/ops.
-#ifndef TPUSIM_OPS_DNNL_KERNELS_H_
-#define TPUSIM_OPS_DNNL_KERNELS_H_
+#ifndef TPUSIM_OPS_KERNELS_DNNL_KERNELS_H_
+#define TPUSIM_OPS_KERNELS_DNNL_KERNELS_H_
 
 #include <array>
 #include <cstdint>
@@ -30,4 +30,4 @@ Status RunDnnlMatmul(const DnnlMatmul& mm, const void* a, const void* b, void* d
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_DNNL_KERNELS_H_
+#endif  // TPUSIM_OPS_KERNELS_DNNL_KERNELS_H_

@@ -1,5 +1,5 @@
 // Shape-rule helpers of elementwise_kernel.h.
-#include "ops/elementwise_kernel.h"
+#include "ops/kernels/elementwise_kernel.h"
 
 namespace tpusim::ops::ew {
 

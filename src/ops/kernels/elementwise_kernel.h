@@ -10,8 +10,8 @@
 //   ones wrap to their width on Store); float for bf16, f16 and the f8/f6/f4
 //   types (rounded to nearest even on Store); float, double and
 //   std::complex for f32, f64, complex<f32>, complex<f64>.
-#ifndef TPUSIM_OPS_ELEMENTWISE_KERNEL_H_
-#define TPUSIM_OPS_ELEMENTWISE_KERNEL_H_
+#ifndef TPUSIM_OPS_KERNELS_ELEMENTWISE_KERNEL_H_
+#define TPUSIM_OPS_KERNELS_ELEMENTWISE_KERNEL_H_
 
 #include <array>
 #include <bit>
@@ -25,7 +25,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/op_util.h"
+#include "ops/util/op_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops::ew {
@@ -368,4 +368,4 @@ StatusOr<std::vector<Tensor>> EvalSameType(const ir::Operation& op,
 
 }  // namespace tpusim::ops::ew
 
-#endif  // TPUSIM_OPS_ELEMENTWISE_KERNEL_H_
+#endif  // TPUSIM_OPS_KERNELS_ELEMENTWISE_KERNEL_H_

@@ -1,11 +1,11 @@
-#include "ops/lapack_glue.h"
+#include "ops/kernels/lapack_glue.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#include "ops/work_util.h"
+#include "ops/util/work_util.h"
 
 // LAPACK's complex types as std::complex (lapack.h's documented way), so
 // tensors' c64/c128 storage passes as is.

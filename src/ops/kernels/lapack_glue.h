@@ -8,8 +8,8 @@
 // logical matrix, which is what JAX's column-major kernels compute too.
 // Scalars T are float, double, std::complex<float>, std::complex<double>;
 // each routine returns LAPACK's `info`.
-#ifndef TPUSIM_OPS_LAPACK_GLUE_H_
-#define TPUSIM_OPS_LAPACK_GLUE_H_
+#ifndef TPUSIM_OPS_KERNELS_LAPACK_GLUE_H_
+#define TPUSIM_OPS_KERNELS_LAPACK_GLUE_H_
 
 #include <complex>
 #include <cstdint>
@@ -126,4 +126,4 @@ int Geev(char jobvl, char jobvr, int64_t n, T* a, std::complex<Real<T>>* w,
 
 }  // namespace tpusim::ops::la
 
-#endif  // TPUSIM_OPS_LAPACK_GLUE_H_
+#endif  // TPUSIM_OPS_KERNELS_LAPACK_GLUE_H_

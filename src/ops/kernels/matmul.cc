@@ -1,4 +1,4 @@
-#include "ops/matmul.h"
+#include "ops/kernels/matmul.h"
 
 #include <algorithm>
 #include <optional>
@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "ops/dnnl_kernels.h"
-#include "ops/elementwise_kernel.h"
-#include "ops/index_util.h"
-#include "ops/op_util.h"
+#include "ops/kernels/dnnl_kernels.h"
+#include "ops/kernels/elementwise_kernel.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {

@@ -12,8 +12,8 @@
 // (numerics/tpu.h) accumulated in f32; bf16 x bf16 accumulates in f32 and a
 // bf16 result is rounded with the TPU's rounding. Other types are as in the
 // reference numerics.
-#ifndef TPUSIM_OPS_MATMUL_H_
-#define TPUSIM_OPS_MATMUL_H_
+#ifndef TPUSIM_OPS_KERNELS_MATMUL_H_
+#define TPUSIM_OPS_KERNELS_MATMUL_H_
 
 #include <array>
 #include <cstdint>
@@ -92,4 +92,4 @@ Status VerifyPrecisionConfig(const ir::Operation& op);
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_MATMUL_H_
+#endif  // TPUSIM_OPS_KERNELS_MATMUL_H_

@@ -1,4 +1,4 @@
-#include "ops/region_kernels.h"
+#include "ops/kernels/region_kernels.h"
 
 #include <string_view>
 

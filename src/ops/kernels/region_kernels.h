@@ -5,15 +5,15 @@
 // running the region. Kernels compute with the elementwise ops' codecs
 // (elementwise_kernel.h), so a fast path gives the bits the region would.
 // Internal to src/ops.
-#ifndef TPUSIM_OPS_REGION_KERNELS_H_
-#define TPUSIM_OPS_REGION_KERNELS_H_
+#ifndef TPUSIM_OPS_KERNELS_REGION_KERNELS_H_
+#define TPUSIM_OPS_KERNELS_REGION_KERNELS_H_
 
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <type_traits>
 
-#include "ops/elementwise_kernel.h"
+#include "ops/kernels/elementwise_kernel.h"
 #include "tpusim/ir/ir.h"
 
 namespace tpusim::ops {
@@ -218,4 +218,4 @@ bool WithCompareKernel(ir::ElementType e, CompareMatch m, Fn&& fn) {
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_REGION_KERNELS_H_
+#endif  // TPUSIM_OPS_KERNELS_REGION_KERNELS_H_

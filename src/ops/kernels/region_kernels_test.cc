@@ -1,8 +1,8 @@
-#include "ops/region_kernels.h"
+#include "ops/kernels/region_kernels.h"
 
 #include <gtest/gtest.h>
 
-#include "ops/mlir_test_util.h"
+#include "ops/testing/mlir_test_util.h"
 
 namespace tpusim::ops {
 namespace {

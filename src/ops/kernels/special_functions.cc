@@ -1,4 +1,4 @@
-#include "ops/special_functions.h"
+#include "ops/kernels/special_functions.h"
 
 #include <math.h>  // lgamma_r: std::lgamma writes the global signgam
 

@@ -5,8 +5,8 @@
 // always correctly rounded. Values at poles, infinities and outside the domain
 // follow XLA's definitions of the CHLO ops (chlo-ops.md and its lowering to
 // StableHLO), not the C library's where the two differ. Internal to src/ops.
-#ifndef TPUSIM_OPS_SPECIAL_FUNCTIONS_H_
-#define TPUSIM_OPS_SPECIAL_FUNCTIONS_H_
+#ifndef TPUSIM_OPS_KERNELS_SPECIAL_FUNCTIONS_H_
+#define TPUSIM_OPS_KERNELS_SPECIAL_FUNCTIONS_H_
 
 #include <complex>
 
@@ -52,4 +52,4 @@ std::complex<double> Atan(std::complex<double> z);
 
 }  // namespace tpusim::ops::special
 
-#endif  // TPUSIM_OPS_SPECIAL_FUNCTIONS_H_
+#endif  // TPUSIM_OPS_KERNELS_SPECIAL_FUNCTIONS_H_

@@ -1,4 +1,4 @@
-#include "ops/special_functions.h"
+#include "ops/kernels/special_functions.h"
 
 #include <gtest/gtest.h>
 

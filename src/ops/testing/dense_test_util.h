@@ -1,14 +1,14 @@
 // Helpers for the dense ops' unit tests: run a StableHLO snippet and move
 // values in and out of tensors.
-#ifndef TPUSIM_OPS_DENSE_TEST_UTIL_H_
-#define TPUSIM_OPS_DENSE_TEST_UTIL_H_
+#ifndef TPUSIM_OPS_TESTING_DENSE_TEST_UTIL_H_
+#define TPUSIM_OPS_TESTING_DENSE_TEST_UTIL_H_
 
 #include <cstring>
 #include <string_view>
 #include <vector>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/tensor/tensor.h"
 #include "tpusim/verify/verifier.h"
 
@@ -46,4 +46,4 @@ std::vector<T> Values(const Tensor& t) {
 
 }  // namespace tpusim::ops::testing
 
-#endif  // TPUSIM_OPS_DENSE_TEST_UTIL_H_
+#endif  // TPUSIM_OPS_TESTING_DENSE_TEST_UTIL_H_

@@ -1,7 +1,7 @@
 // Test helpers for the elementwise op tests: build a one-op function by
 // hand, verify it and run it on host tensors.
-#ifndef TPUSIM_OPS_ELEMENTWISE_TEST_UTIL_H_
-#define TPUSIM_OPS_ELEMENTWISE_TEST_UTIL_H_
+#ifndef TPUSIM_OPS_TESTING_ELEMENTWISE_TEST_UTIL_H_
+#define TPUSIM_OPS_TESTING_ELEMENTWISE_TEST_UTIL_H_
 
 #include <cstring>
 #include <memory>
@@ -89,4 +89,4 @@ inline StatusOr<Tensor> RunSame(const std::string& name, const std::vector<Tenso
 
 }  // namespace tpusim::ops::testing
 
-#endif  // TPUSIM_OPS_ELEMENTWISE_TEST_UTIL_H_
+#endif  // TPUSIM_OPS_TESTING_ELEMENTWISE_TEST_UTIL_H_

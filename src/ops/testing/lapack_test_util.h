@@ -1,8 +1,8 @@
 // Test helpers for the linear algebra custom calls (lapack_calls_test.cc,
 // tpu_linalg_calls_test.cc): small dense matrices, random and ill-conditioned
 // inputs, and programs that call one custom call and return its results.
-#ifndef TPUSIM_OPS_LAPACK_TEST_UTIL_H_
-#define TPUSIM_OPS_LAPACK_TEST_UTIL_H_
+#ifndef TPUSIM_OPS_TESTING_LAPACK_TEST_UTIL_H_
+#define TPUSIM_OPS_TESTING_LAPACK_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/lapack_glue.h"
-#include "ops/mlir_test_util.h"
+#include "ops/kernels/lapack_glue.h"
+#include "ops/testing/mlir_test_util.h"
 
 namespace tpusim::ops::testing {
 
@@ -250,4 +250,4 @@ Mat<T> Upper(const Mat<T>& a, int64_t lowest_diagonal = 0) {
 
 }  // namespace tpusim::ops::testing
 
-#endif  // TPUSIM_OPS_LAPACK_TEST_UTIL_H_
+#endif  // TPUSIM_OPS_TESTING_LAPACK_TEST_UTIL_H_

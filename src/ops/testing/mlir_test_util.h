@@ -1,7 +1,7 @@
 // Test helpers for the data-movement, indexing and reduction op tests:
 // parse a small StableHLO program, verify it, and run its @main.
-#ifndef TPUSIM_OPS_MLIR_TEST_UTIL_H_
-#define TPUSIM_OPS_MLIR_TEST_UTIL_H_
+#ifndef TPUSIM_OPS_TESTING_MLIR_TEST_UTIL_H_
+#define TPUSIM_OPS_TESTING_MLIR_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/stablehlo_parser.h"
+#include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
 
 namespace tpusim::ops::testing {
@@ -78,4 +78,4 @@ std::vector<std::vector<T>> RunAndReadAll(std::string_view text) {
 
 }  // namespace tpusim::ops::testing
 
-#endif  // TPUSIM_OPS_MLIR_TEST_UTIL_H_
+#endif  // TPUSIM_OPS_TESTING_MLIR_TEST_UTIL_H_

@@ -1,9 +1,9 @@
-#include "ops/index_util.h"
+#include "ops/util/index_util.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "ops/op_util.h"
+#include "ops/util/op_util.h"
 
 namespace tpusim::ops {
 

@@ -2,8 +2,8 @@
 // row-major index iteration, strided element copies that move bytes in typed
 // chunks (never decoding elements), integer index operands, and the dimension
 // list checks of their shape rules. Internal to src/ops.
-#ifndef TPUSIM_OPS_INDEX_UTIL_H_
-#define TPUSIM_OPS_INDEX_UTIL_H_
+#ifndef TPUSIM_OPS_UTIL_INDEX_UTIL_H_
+#define TPUSIM_OPS_UTIL_INDEX_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -164,4 +164,4 @@ Status CheckRegionSignature(const ir::Operation& op, const ir::Region& region,
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_INDEX_UTIL_H_
+#endif  // TPUSIM_OPS_UTIL_INDEX_UTIL_H_

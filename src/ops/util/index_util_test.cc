@@ -1,4 +1,4 @@
-#include "ops/index_util.h"
+#include "ops/util/index_util.h"
 
 #include <gtest/gtest.h>
 

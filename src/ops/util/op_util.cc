@@ -1,4 +1,4 @@
-#include "ops/op_util.h"
+#include "ops/util/op_util.h"
 
 namespace tpusim::ops {
 

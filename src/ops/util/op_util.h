@@ -1,7 +1,7 @@
 // Helpers shared by the op definitions in src/ops/: operand/result checks for
 // shape rules and small utilities for evaluation. Internal to src/ops.
-#ifndef TPUSIM_OPS_OP_UTIL_H_
-#define TPUSIM_OPS_OP_UTIL_H_
+#ifndef TPUSIM_OPS_UTIL_OP_UTIL_H_
+#define TPUSIM_OPS_UTIL_OP_UTIL_H_
 
 #include <string>
 #include <vector>
@@ -45,4 +45,4 @@ StatusOr<std::vector<Tensor>> AllocateResults(const ir::Operation& op);
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_OP_UTIL_H_
+#endif  // TPUSIM_OPS_UTIL_OP_UTIL_H_

@@ -1,9 +1,9 @@
-#include "ops/shape_infer.h"
+#include "ops/util/shape_infer.h"
 
 #include <algorithm>
 
-#include "ops/index_util.h"
-#include "ops/op_util.h"
+#include "ops/util/index_util.h"
+#include "ops/util/op_util.h"
 #include "tpusim/ir/dynamic.h"
 
 namespace tpusim::ops {

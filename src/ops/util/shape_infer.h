@@ -1,8 +1,9 @@
-// Building blocks for shape rules (tpusim/ops/shape_rule.h: result types
-// from operand types, for the refine-shapes pass), shared by the op files.
+// Building blocks for inferring result types (OpDef::infer, tpusim/ops/op_def.h:
+// result types from operand types, for the refine-shapes pass), shared by
+// the op files.
 // Internal to src/ops.
-#ifndef TPUSIM_OPS_SHAPE_INFER_H_
-#define TPUSIM_OPS_SHAPE_INFER_H_
+#ifndef TPUSIM_OPS_UTIL_SHAPE_INFER_H_
+#define TPUSIM_OPS_UTIL_SHAPE_INFER_H_
 
 #include <optional>
 #include <span>
@@ -10,7 +11,7 @@
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
-#include "tpusim/ops/shape_rule.h"
+#include "tpusim/ops/op_def.h"
 
 namespace tpusim::ops {
 
@@ -61,4 +62,4 @@ StatusOr<ir::Shape> ReshapedShape(const ir::Operation& op, const ir::Shape& oper
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_SHAPE_INFER_H_
+#endif  // TPUSIM_OPS_UTIL_SHAPE_INFER_H_

@@ -1,4 +1,4 @@
-#include "ops/work_util.h"
+#include "ops/util/work_util.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // Building blocks for OpDef::work rules, shared by the op files. Each rule
 // states what an op does independent of any chip: element operations by
 // class, matmuls, bytes read and written, random accesses.
-#ifndef TPUSIM_OPS_WORK_UTIL_H_
-#define TPUSIM_OPS_WORK_UTIL_H_
+#ifndef TPUSIM_OPS_UTIL_WORK_UTIL_H_
+#define TPUSIM_OPS_UTIL_WORK_UTIL_H_
 
 #include "tpusim/ir/ir.h"
 #include "tpusim/ops/op_def.h"
@@ -60,4 +60,4 @@ bool IsFloatTensor(const ir::Type& t);
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_WORK_UTIL_H_
+#endif  // TPUSIM_OPS_UTIL_WORK_UTIL_H_
