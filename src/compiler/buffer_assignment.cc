@@ -64,6 +64,13 @@ void Annotate(ir::Function& f, const FunctionPlanner& planner, int64_t peak) {
   });
 }
 
+// The plan against one device's share of the chip's HBM.
+MemoryPlan DevicePlan(const FunctionPlanner& planner, const hw::ChipSpec& chip) {
+  MemoryPlan plan = planner.Plan(chip.HbmBytesPerDevice());
+  plan.devices_per_chip = chip.DevicesPerChip();
+  return plan;
+}
+
 }  // namespace
 
 StatusOr<MemoryPlan> PlanMemory(const ir::Module& module, const ir::Function& entry,
@@ -71,7 +78,7 @@ StatusOr<MemoryPlan> PlanMemory(const ir::Module& module, const ir::Function& en
   ModulePlanner modules(module);
   FunctionPlanner planner(modules, entry, /*is_entry=*/true);
   TPUSIM_RETURN_IF_ERROR(planner.Run());
-  return planner.Plan(chip.memory.hbm_bytes);
+  return DevicePlan(planner, chip);
 }
 
 std::string PeakBreakdown(const MemoryPlan& plan) {
@@ -87,11 +94,17 @@ std::string PeakBreakdown(const MemoryPlan& plan) {
   return s;
 }
 
+std::string CapacityUnit(const MemoryPlan& plan) {
+  if (plan.devices_per_chip == 1) return "";
+  return " per device (" + std::to_string(plan.devices_per_chip) +
+         " TensorCores per chip, each a device with its share)";
+}
+
 std::string OutOfMemoryMessage(const MemoryPlan& plan, const std::string& chip_name) {
   std::string s = "RESOURCE_EXHAUSTED: @" + plan.function + " needs " +
-                  FormatBinaryBytes(plan.peak_bytes) +
-                  " of HBM but " + chip_name + " has " + FormatBinaryBytes(plan.capacity_bytes) +
-                  " (" + PeakBreakdown(plan) + ")";
+                  FormatBinaryBytes(plan.peak_bytes) + " of HBM but " + chip_name + " has " +
+                  FormatBinaryBytes(plan.capacity_bytes) + CapacityUnit(plan) + " (" +
+                  PeakBreakdown(plan) + ")";
   if (plan.live_at_peak.empty()) return s;
   s += "; largest buffers live at the peak (at " + plan.peak_at + "):";
   constexpr size_t kListed = 5;
@@ -111,7 +124,7 @@ Status RunBufferAssignment(ir::Module& module, PassContext& ctx) {
   ModulePlanner modules(module);
   FunctionPlanner planner(modules, *entry, /*is_entry=*/true);
   TPUSIM_RETURN_IF_ERROR(planner.Run());
-  MemoryPlan plan = planner.Plan(ctx.chip->memory.hbm_bytes);
+  MemoryPlan plan = DevicePlan(planner, *ctx.chip);
   Annotate(*entry, planner, plan.peak_bytes);
   ctx.notes.push_back("buffer assignment: @" + plan.function + " needs " +
                       FormatBinaryBytes(plan.peak_bytes) + " of HBM (" +

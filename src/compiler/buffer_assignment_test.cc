@@ -310,6 +310,30 @@ TEST(BufferAssignment, TooLargeForTheChipIsResourceExhausted) {
   EXPECT_EQ(ctx.memory->peak_bytes, 3 * kTile);
 }
 
+// On v2, v3 and 7x each TensorCore is a device with half of the chip's HBM:
+// a program that fits the chip's may not fit one device's.
+TEST(BufferAssignment, EachCoreDeviceHasItsShareOfTheChip) {
+  std::unique_ptr<ir::Module> module = ParseVerified(kChain);
+  ASSERT_NE(module, nullptr);
+  hw::ChipSpec chip = *hw::FindPreset("v2");
+  chip.memory.hbm_bytes = 4 * kTile;  // the chain's 3 tiles fit; 2 a device do not
+  auto plan = PlanMemory(*module, *module->Lookup("main"), chip);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->capacity_bytes, 2 * kTile);
+  EXPECT_EQ(plan->devices_per_chip, 2);
+  PassContext ctx{.chip = &chip};
+  Status status = RunBufferAssignment(*module, ctx);
+  ASSERT_EQ(status.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(status.message().find("needs 12 KiB of HBM but v2 has 8 KiB per device (2 "
+                                  "TensorCores per chip"),
+            std::string::npos)
+      << status.message();
+  // A megacore chip's two cores are one device, with all of it.
+  chip = *hw::FindPreset("v5p");
+  chip.memory.hbm_bytes = 4 * kTile;
+  EXPECT_EQ(PlanMemory(*module, *module->Lookup("main"), chip)->capacity_bytes, 4 * kTile);
+}
+
 TEST(BufferAssignment, PassAnnotatesAPlanThatPrintsAndParsesBack) {
   std::unique_ptr<ir::Module> module = ParseVerified(kAliases);
   ASSERT_NE(module, nullptr);

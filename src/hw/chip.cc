@@ -63,6 +63,9 @@ Status Validate(const ChipSpec& c) {
   TPUSIM_RETURN_IF_ERROR(Positive("memory.vmem_bytes", static_cast<double>(c.memory.vmem_bytes)));
   TPUSIM_RETURN_IF_ERROR(Positive("memory.hbm_bytes", static_cast<double>(c.memory.hbm_bytes)));
   TPUSIM_RETURN_IF_ERROR(Positive("memory.hbm_bytes_per_s", c.memory.hbm_bytes_per_s));
+  if (!(c.memory.hbm_sustained_fraction > 0 && c.memory.hbm_sustained_fraction <= 1)) {
+    return InvalidArgument("memory.hbm_sustained_fraction must be in (0, 1]");
+  }
   TPUSIM_RETURN_IF_ERROR(
       Positive("memory.dma_granule_bytes", static_cast<double>(c.memory.dma_granule_bytes)));
   TPUSIM_RETURN_IF_ERROR(Positive("ici.links_per_chip", c.ici.links_per_chip));

@@ -25,6 +25,31 @@ TEST(ChipTest, FindPresetByNameAndAlias) {
   EXPECT_NE(missing.status().message().find("v5e"), std::string::npos);
 }
 
+TEST(ChipTest, CoreDevicesHaveTheirShareOfHbm) {
+  const ChipSpec v2 = *FindPreset("v2"), v3 = *FindPreset("v3"), v7x = *FindPreset("7x");
+  EXPECT_EQ(v2.HbmBytesPerDevice(), v2.memory.hbm_bytes / 2);
+  EXPECT_EQ(v3.HbmBytesPerDevice(), v3.memory.hbm_bytes / 2);
+  EXPECT_EQ(v7x.HbmBytesPerDevice(), int64_t{96} << 30);
+  EXPECT_DOUBLE_EQ(v7x.HbmPeakBytesPerSPerDevice(), 3690e9);
+  // 7x's measured 8 GiB copy: 3210 GB/s on one core.
+  EXPECT_NEAR(v7x.HbmBytesPerSPerDevice(), 3210e9, 1e6);
+  for (const char* megacore : {"v4", "v5p"}) {
+    const ChipSpec c = *FindPreset(megacore);
+    EXPECT_EQ(c.HbmBytesPerDevice(), c.memory.hbm_bytes) << megacore;
+  }
+  const ChipSpec v5e = *FindPreset("v5e");
+  EXPECT_DOUBLE_EQ(v5e.HbmBytesPerSPerDevice(), v5e.memory.hbm_bytes_per_s);  // no measurement
+}
+
+TEST(ChipTest, HbmSustainedFractionIsCheckedAndKept) {
+  auto c = LoadChipToml("base = \"v6e\"\n[memory]\nhbm_sustained_fraction = 0.5\n", "c.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->HbmBytesPerSPerDevice(), 0.5 * 1638e9);
+  auto bad = LoadChipToml("base = \"v6e\"\n[memory]\nhbm_sustained_fraction = 1.5\n", "c.toml");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("hbm_sustained_fraction"), std::string::npos);
+}
+
 TEST(ChipTest, TomlRoundTripsEveryPreset) {
   for (const ChipSpec& c : Presets()) {
     auto back = LoadChipToml(DumpChipToml(c), c.name + ".toml");

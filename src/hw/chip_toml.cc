@@ -57,6 +57,7 @@ Status ReadMemory(const toml::table& t, const std::string& file, MemorySpec& m) 
   TPUSIM_RETURN_IF_ERROR(r.Read("vmem_bytes", m.vmem_bytes));
   TPUSIM_RETURN_IF_ERROR(r.Read("hbm_bytes", m.hbm_bytes));
   TPUSIM_RETURN_IF_ERROR(r.Read("hbm_bytes_per_s", m.hbm_bytes_per_s));
+  TPUSIM_RETURN_IF_ERROR(r.Read("hbm_sustained_fraction", m.hbm_sustained_fraction));
   TPUSIM_RETURN_IF_ERROR(r.Read("dma_granule_bytes", m.dma_granule_bytes));
   return r.RejectUnknown();
 }
@@ -179,8 +180,10 @@ std::string DumpChipToml(const ChipSpec& c) {
      << "transpose_units = " << c.vpu.transpose_units << "\n\n"
      << "[memory]\n"
      << "vmem_bytes = " << c.memory.vmem_bytes << "  # per TensorCore\n"
-     << "hbm_bytes = " << c.memory.hbm_bytes << "\n"
-     << "hbm_bytes_per_s = " << c.memory.hbm_bytes_per_s << "\n"
+     << "hbm_bytes = " << c.memory.hbm_bytes << "  # per chip, shared by its devices\n"
+     << "hbm_bytes_per_s = " << c.memory.hbm_bytes_per_s << "  # per chip, peak\n"
+     << "hbm_sustained_fraction = " << c.memory.hbm_sustained_fraction
+     << "  # measured: share of the peak a large copy sustains\n"
      << "dma_granule_bytes = " << c.memory.dma_granule_bytes
      << "  # smallest HBM transfer (assumed)\n\n"
      << "[ici]\n"

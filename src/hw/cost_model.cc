@@ -141,7 +141,7 @@ OpCost PriceWork(const ChipSpec& chip, const ops::Work& w, double ici_seconds) {
   c.unit_seconds[static_cast<int>(Unit::kTranspose)] =
       w.transpose_elements / (kTransposeElementsPerCycle * chip.vpu.transpose_units *
                               CoresPerDevice(chip) * chip.clock_hz);
-  c.unit_seconds[static_cast<int>(Unit::kHbm)] = c.hbm_bytes / chip.memory.hbm_bytes_per_s;
+  c.unit_seconds[static_cast<int>(Unit::kHbm)] = c.hbm_bytes / chip.HbmBytesPerSPerDevice();
   c.unit_seconds[static_cast<int>(Unit::kIci)] = ici_seconds;
   // Without a host link in the chip model, host transfers cost nothing
   // (the op's notes say so).

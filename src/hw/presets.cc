@@ -1,8 +1,9 @@
 // Chip presets. Every figure carries its source; see
 // ../shared/reference/tpu-facts.md for the full citations:
 //   [C] Cloud TPU documentation, [J] JAX tpu_info.py, [S] "How to Scale Your
-//   Model". Figures marked "assumed" are not published; they are the values
-//   of the nearest generation that publishes them.
+//   Model", [R] tpu-recipes' single-op microbenchmarks. Figures marked
+//   "assumed" are not published; they are the values of the nearest
+//   generation that publishes them.
 #include <algorithm>
 #include <cctype>
 
@@ -15,15 +16,22 @@ constexpr double kGB = 1e9;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr int64_t kMiB = 1024 * 1024;
 
-// The MXU's calibration (see MxuSpec), one per generation, each fit on
-// one published MaxText run, the first of its generation that runs here as
-// published (docs/validation.md, scripts/validation.sh): v4 on the 22B run
-// on v4-128, v5p on the 128B run on v5p-256, v5e on the 16B run on
-// v5e-256. The other generations have no such run and carry v4's value:
-// it prices XLA's kernels more than any one chip.
+// The MXU's calibration (see MxuSpec), one per generation. v4, v5p and v5e
+// are each fit on one published MaxText run, the first of their generation
+// that runs here as published (docs/validation.md, scripts/validation.sh):
+// v4 on the 22B run on v4-128, v5p on the 128B run on v5p-256, v5e on the
+// 16B run on v5e-256. v6e and 7x are fit on single ops alone
+// (scripts/single_ops.sh): v6e on its 8192^3 bf16 matmul, 7x on its
+// 32768^3 one [R]; their training runs stay a held-out check. v2 and v3
+// have neither and carry v4's value.
 constexpr double kSustainedMxu = 0.72;
 constexpr double kSustainedMxuV5p = 0.945;
 constexpr double kSustainedMxuV5e = 0.83;
+constexpr double kSustainedMxuV6e = 0.90;
+constexpr double kSustainedMxuV7x = 0.83;
+
+// Fixed cost per op where no small op is measured: an assumed launch cost.
+constexpr double kAssumedOpOverhead = 0.35e-6;
 
 // The VPU figures are published for v6e only (128 lanes x 8 sublanes, 2
 // transpose units [C]); other generations assume the same vector shape.
@@ -203,11 +211,13 @@ ChipSpec V6e() {
            .cols = 256,
            .per_core = 2,     // [C, J]
            .int8_rate = 2.0,  // 1836 TOP/s [C]
-           .sustained_fraction = kSustainedMxu};
+           .sustained_fraction = kSustainedMxuV6e};
   c.vpu = Vpu(2);                                      // 128x8 VPU, 2 XLUs [C]
   c.memory = {.vmem_bytes = 128 * kMiB,                // [J]
               .hbm_bytes = static_cast<int64_t>(32 * kGB),
-              .hbm_bytes_per_s = 1638 * kGB};          // [C]
+              .hbm_bytes_per_s = 1638 * kGB,           // [C]
+              // A 32 MiB copy runs at 1359.6 GB/s [R].
+              .hbm_sustained_fraction = 1359.6 / 1638};
   c.published_bf16_flops = 918e12;                     // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/v6e", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(4, 90);                                  // [S]; 800 GB/s bidi a chip [C]
@@ -232,11 +242,17 @@ ChipSpec V7x() {
            .per_core = 2,     // [J]
            .int8_rate = 1.0,  // no int8 figure published
            .fp8_rate = 2.0,   // fp8 4614 TFLOP/s [C]
-           .sustained_fraction = kSustainedMxu};
+           .sustained_fraction = kSustainedMxuV7x};
   c.vpu = Vpu(2);                                      // assumed as v6e
+  // Each TensorCore is a device with half of the HBM and its bandwidth.
   c.memory = {.vmem_bytes = 64 * kMiB,                 // [J]
               .hbm_bytes = static_cast<int64_t>(192 * kGiB),
-              .hbm_bytes_per_s = 7380 * kGB};          // [C]
+              .hbm_bytes_per_s = 7380 * kGB,           // [C]
+              // An 8 GiB copy on one core runs at 3210 GB/s of its 3690 [R].
+              .hbm_sustained_fraction = 3210.0 / 3690};
+  // A 2 MiB copy on one core takes 3.04 us [R], 1.31 us of it the transfer
+  // at the sustained rate: the rest is each op's fixed cost.
+  c.op_overhead_s = 1.73e-6;
   c.published_bf16_flops = 2307e12;                    // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/tpu7x", "[J] jax/_src/tpu_info.py"};
   c.ici = Ici(6, 100);                                 // 1200 GB/s bidi a chip [C] / 6 / 2
@@ -261,7 +277,9 @@ std::string Lower(std::string_view s) {
 const std::vector<ChipSpec>& Presets() {
   static const std::vector<ChipSpec>* presets = [] {
     auto* p = new std::vector<ChipSpec>{V2(), V3(), V4(), V5e(), V5p(), V6e(), V7x()};
-    for (ChipSpec& c : *p) c.op_overhead_s = 0.35e-6;  // assumed launch cost
+    for (ChipSpec& c : *p) {
+      if (c.op_overhead_s == 0) c.op_overhead_s = kAssumedOpOverhead;
+    }
     return p;
   }();
   return *presets;

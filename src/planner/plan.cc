@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "planner/step_timing.h"
@@ -108,7 +109,8 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
   TPUSIM_ASSIGN_OR_RETURN(StepTiming t, TimeStep(text, r.model.name + ".step.mlir", slice));
   const hw::ChipSpec& chip = slice.chip;
-  c.hbm_capacity_bytes = chip.memory.hbm_bytes;
+  c.hbm_capacity_bytes = chip.HbmBytesPerDevice();
+  c.devices_per_chip = chip.DevicesPerChip();
   c.rejected = t.rejected;
   if (!c.fits()) return Status::Ok();
   c.step_seconds = t.seconds;
@@ -251,7 +253,7 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
                     r.pricing.Title() + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %-40s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
-                "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/chip (GiB)", "exposed",
+                "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/device (GiB)", "exposed",
                 "$/1M tok");
   out += line;
   for (const Candidate& c : candidates) {
@@ -267,6 +269,13 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
         (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
         c.exposed_communication_seconds, usd);
     out += line;
+  }
+  std::set<std::string> split_chips;
+  for (const Candidate& c : candidates) {
+    if (c.devices_per_chip > 1) split_chips.insert(c.generation);
+  }
+  for (const std::string& g : split_chips) {
+    out += "  " + g + ": each TensorCore is a device with its share of the chip's HBM\n";
   }
   for (const Candidate& c : candidates) {
     if (!c.fits()) {
@@ -324,7 +333,8 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
                         {"remat", c.remat},
                         {"microbatches", c.microbatches},
                         {"fits", c.fits()},
-                        {"hbm_capacity_bytes", c.hbm_capacity_bytes}};
+                        {"hbm_capacity_bytes", c.hbm_capacity_bytes},
+                        {"devices_per_chip", c.devices_per_chip}};
     if (c.fits()) {
       e["step_seconds"] = c.step_seconds;
       e["mfu"] = c.mfu;

@@ -206,7 +206,8 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
   plan.generation = slice.chip.name;
   plan.mesh = "data=" + std::to_string(data) + ",tensor=" + std::to_string(tensor);
   plan.chips = slice.total_chips();
-  plan.hbm_capacity_bytes = slice.chip.memory.hbm_bytes;
+  plan.hbm_capacity_bytes = slice.chip.HbmBytesPerDevice();
+  plan.devices_per_chip = slice.chip.DevicesPerChip();
   StepTimes& st = plan.times;
   st.min_batch = data;
   st.max_batch = r.batch;
@@ -269,7 +270,8 @@ std::string ServeTable(const ServeRequest& r, const ServePlan& p) {
   out += "  memory      KV cache " +
          GiBText(static_cast<double>(p.kv_cache_bytes) / static_cast<double>(p.chips)) +
          " per chip; HBM peak " + GiBText(static_cast<double>(p.hbm_peak_bytes)) + " of " +
-         GiBText(static_cast<double>(p.hbm_capacity_bytes)) + "\n";
+         GiBText(static_cast<double>(p.hbm_capacity_bytes)) +
+         (p.devices_per_chip > 1 ? " per device (a TensorCore)" : " per chip") + "\n";
   auto stats = [&](const char* title, const ServeStats& s) {
     char line[512];
     std::snprintf(line, sizeof line,
@@ -331,6 +333,7 @@ std::string ServeJson(const ServeRequest& r, const ServePlan& p) {
                       {"kv_cache_bytes", p.kv_cache_bytes},
                       {"hbm_peak_bytes", p.hbm_peak_bytes},
                       {"hbm_capacity_bytes", p.hbm_capacity_bytes},
+                      {"devices_per_chip", p.devices_per_chip},
                       {"closed_batch", stats(p.closed)}};
   if (p.loaded.requests > 0) {
     j["rate"] = r.rate;

@@ -30,7 +30,8 @@ json BufferJson(const LiveBuffer& b) {
 std::string MemoryText(const MemoryPlan& p) {
   std::ostringstream os;
   os << "HBM: peak " << FormatBinaryBytes(p.peak_bytes) << " of "
-     << FormatBinaryBytes(p.capacity_bytes) << Share(p.peak_bytes, p.capacity_bytes);
+     << FormatBinaryBytes(p.capacity_bytes) << compiler::CapacityUnit(p)
+     << Share(p.peak_bytes, p.capacity_bytes);
   std::string parts = compiler::PeakBreakdown(p);
   if (!parts.empty()) os << ": " << parts;
   os << "; without reuse " << FormatBinaryBytes(p.sum_of_buffers) << "; " << p.num_buffers
@@ -49,6 +50,7 @@ json MemoryJson(const MemoryPlan& p) {
   for (const LiveBuffer& b : p.live_at_peak) live.push_back(BufferJson(b));
   return {{"function", p.function},
           {"capacity_bytes", p.capacity_bytes},
+          {"devices_per_chip", p.devices_per_chip},
           {"peak_bytes", p.peak_bytes},
           {"argument_bytes", p.argument_bytes},
           {"result_bytes", p.result_bytes},

@@ -99,7 +99,7 @@ Summary Summarize(const timing::Timeline& timeline) {
     s.mfu = s.achieved_flops_per_s / s.peak_flops_per_s;
     s.mxu_utilization = s.unit_seconds[static_cast<int>(hw::Unit::kMxu)] / s.total_seconds;
     s.hbm_bandwidth_utilization =
-        static_cast<double>(s.hbm_bytes) / s.total_seconds / chip.memory.hbm_bytes_per_s;
+        static_cast<double>(s.hbm_bytes) / s.total_seconds / chip.HbmPeakBytesPerSPerDevice();
     if (const auto& slice = timeline.slice(); slice && slice->ici_links() > 0) {
       s.ici_link_utilization = s.ici_bytes / (static_cast<double>(slice->ici_links()) *
                                               chip.ici.link_bytes_per_s * s.total_seconds);

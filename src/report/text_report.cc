@@ -96,7 +96,8 @@ std::string TextReport(const timing::Timeline& timeline, const Summary& s,
      << "  HBM              " << FormatBytes(static_cast<double>(s.hbm_bytes)) << " moved, "
      << FormatRate(s.total_seconds > 0 ? s.hbm_bytes / s.total_seconds : 0, "B") << " ("
      << FormatPercent(s.hbm_bandwidth_utilization) << " of "
-     << FormatRate(chip.memory.hbm_bytes_per_s, "B") << ")\n"
+     << FormatRate(chip.HbmPeakBytesPerSPerDevice(), "B")
+     << (chip.DevicesPerChip() > 1 ? " per device" : "") << ")\n"
      << "  padding          " << FormatBytes(static_cast<double>(s.padding_bytes))
      << " of the traffic is tile padding";
   if (s.tiling_bytes > 0) {

@@ -234,6 +234,16 @@ TEST(RooflineTest, LargeF32AddOnV5eIsMemoryBound) {
   EXPECT_EQ(p.cost.flops, 2048 * 2048);
 }
 
+// A 7x device is one TensorCore: half the chip's 7.38 TB/s, at the 87%
+// of it that a large copy measures, and 7x's measured fixed cost per op.
+TEST(RooflineTest, A7xDeviceStreamsHbmAtItsCoresMeasuredRate) {
+  Priced p = PriceFirstOp(Program1("stablehlo.add", 2, "tensor<2048x2048xf32>"), "7x");
+  const double bytes = 3.0 * 2048 * 2048 * 4;
+  EXPECT_EQ(p.cost.bound, hw::Bound::kMemory);
+  EXPECT_NEAR(p.cost.unit_seconds[static_cast<int>(hw::Unit::kHbm)], bytes / 3210e9, 1e-12);
+  EXPECT_NEAR(p.cost.seconds, bytes / 3210e9 + 1.73e-6, 1e-12);
+}
+
 // 5 x 100 f32 fills 5 of a tile's 8 rows and 100 of its 128 lanes: HBM
 // moves whole tiles and the vector unit works on them.
 TEST(RooflineTest, PartialTilesArePadded) {

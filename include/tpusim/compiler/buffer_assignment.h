@@ -34,6 +34,10 @@ StatusOr<MemoryPlan> PlanMemory(const ir::Module& module, const ir::Function& en
 // The peak's parts that are not zero: "arguments 4 KiB, temporaries 8 KiB".
 std::string PeakBreakdown(const MemoryPlan& plan);
 
+// What the capacity is of, after its figure: "" where a device is a whole
+// chip, " per device (2 TensorCores per chip, ...)" where each core is one.
+std::string CapacityUnit(const MemoryPlan& plan);
+
 // XLA's out-of-memory report for a plan over capacity: "@main needs 21.3 GiB
 // of HBM but v5e has 16 GiB (arguments ...); largest buffers live at the
 // peak (...): %5 tensor<...> 8 GiB from stablehlo.dot_general at f.mlir:7:10; ...".

@@ -40,7 +40,10 @@ struct LiveBuffer {
 
 struct MemoryPlan {
   std::string function;        // the planned entry, without '@'
-  int64_t capacity_bytes = 0;  // the chip's HBM
+  int64_t capacity_bytes = 0;  // one device's HBM
+  // Devices per chip: where it is more than one (v2, v3, 7x), each has
+  // its share of the chip's HBM, and reports say "per device".
+  int devices_per_chip = 1;
   // What the program needs: the size of the heap once every buffer has an
   // offset (best fit, reusing the space of dead buffers), holes included.
   int64_t peak_bytes = 0;

@@ -61,7 +61,10 @@ struct VectorUnitSpec {
 struct MemorySpec {
   int64_t vmem_bytes = 0;     // per TensorCore
   int64_t hbm_bytes = 0;      // per chip
-  double hbm_bytes_per_s = 0; // per chip
+  double hbm_bytes_per_s = 0; // per chip, the vendor's peak
+  // The share of the peak that a large copy sustains, measured
+  // (docs/validation.md); 1 where no measurement is published.
+  double hbm_sustained_fraction = 1.0;
   // Smallest HBM transfer: a gather of one f32 still moves this many bytes.
   int64_t dma_granule_bytes = 512;
 };
@@ -122,6 +125,15 @@ struct ChipSpec {
   // Devices (what a program's partitions and replicas run on) per chip:
   // one per TensorCore, or one for a megacore chip.
   int DevicesPerChip() const { return megacore ? 1 : tensor_cores; }
+  // What one device has of the chip's HBM: where each TensorCore is a
+  // device (v2, v3, 7x) it has its share of the capacity and the bandwidth.
+  int64_t HbmBytesPerDevice() const { return memory.hbm_bytes / DevicesPerChip(); }
+  double HbmPeakBytesPerSPerDevice() const { return memory.hbm_bytes_per_s / DevicesPerChip(); }
+  // The bandwidth a device's HBM traffic is priced at: its peak times the
+  // sustained fraction.
+  double HbmBytesPerSPerDevice() const {
+    return HbmPeakBytesPerSPerDevice() * memory.hbm_sustained_fraction;
+  }
 };
 
 // OK, or kInvalidArgument naming the first impossible value (non-positive

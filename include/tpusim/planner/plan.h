@@ -57,7 +57,9 @@ struct Candidate {
   double step_seconds = 0;
   double mfu = 0;  // model FLOPs (TrainingFlopsPerToken) over the chips' bf16 peak
   double tokens_per_s_per_chip = 0;
+  // One device's: a chip, or a TensorCore where each is a device (v2, v3, 7x).
   int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;
+  int devices_per_chip = 1;
   double exposed_communication_seconds = 0;
   // Dollars per million tokens trained at the request's prices
   // (prices.h); 0 when the generation has no recorded price.

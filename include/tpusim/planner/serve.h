@@ -75,7 +75,9 @@ struct ServePlan {
   int64_t chips = 0;
   StepTimes times;
   int64_t kv_cache_bytes = 0;                          // the slice's, at the longest context
-  int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;  // per chip, the largest decode step
+  // Per device (a chip, or a TensorCore on v2, v3, 7x), the largest decode step.
+  int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;
+  int devices_per_chip = 1;
   ServeStats closed;                                   // `batch` requests at once
   ServeStats loaded;                  // at `rate` (requests == 0 when no rate was given)
   double usd_per_million_tokens = 0;  // at the request's prices, closed batch; 0: no price
