@@ -284,6 +284,17 @@ TPUSIM="$tpusim" "$root/scripts/validation.sh" >validation.txt 2>&1 ||
 [[ $(grep '| calibration (' validation.txt | grep -c '| [+-]0\.[0-9]% |') == 3 ]] ||
   fail "validation: a calibration row is off: $(grep '| calibration (' validation.txt)"
 
+# The single-op table: every measured op simulated, and each row v6e's and
+# 7x's figures were read off lands within 1% of its measurement.
+TPUSIM="$tpusim" "$root/scripts/single_ops.sh" >single_ops.txt 2>&1 ||
+  fail "single ops: $(tail -n 1 single_ops.txt)"
+[[ $(grep -c '^| \(v6e\|7x\) |' single_ops.txt) == 14 ]] || fail "single ops: $(cat single_ops.txt)"
+for fit in "v6e | matmul | 8192³ bf16" "7x | matmul | 32768³ bf16" "v6e | copy | 32 MiB" \
+  "7x | copy | 2 MiB" "7x | copy | 8192 MiB"; do
+  grep -F "| $fit |" single_ops.txt | grep -q '| [+-]0\.[0-9]% |$' ||
+    fail "single ops: the row $fit was fit on is off: $(cat single_ops.txt)"
+done
+
 bad() {
   local name=$1 status=$2 message=$3; shift 3
   "$tpusim" model "$@" >out.txt 2>err.txt
