@@ -302,6 +302,17 @@ bad() {
   grep -q -- "$message" err.txt || fail "$name: $(cat err.txt)"
   [[ $(wc -l <err.txt) == 1 ]] || fail "$name: more than one line"
 }
+# Serving steps keep their weights in the activations' type unless told;
+# train steps keep f32 master weights.
+"$tpusim" model llama3-8b --step decode --emit decode.mlir --seq 64 --batch 2 >/dev/null ||
+  fail "decode step"
+grep -q '%wq: tensor<32x4096x4096xbf16>' decode.mlir || fail "decode weights are not bf16"
+"$tpusim" model llama3-8b --step decode --emit decode.mlir --seq 64 --batch 2 --param-dtype f32 \
+  >/dev/null || fail "decode step in f32"
+grep -q '%wq: tensor<32x4096x4096xf32>' decode.mlir || fail "--param-dtype f32 not kept"
+"$tpusim" model llama3-8b --emit train.mlir --seq 64 --batch 2 >/dev/null || fail "train step"
+grep -q '%wq: tensor<32x4096x4096xf32>' train.mlir || fail "train weights are not f32"
+
 bad "unknown model" 2 "unknown model 'llama9'; the library has" llama9
 bad "batch" 2 "a batch of 3 does not split over data x fsdp x expert = 4" llama3-8b --emit x.mlir --batch 3 --mesh data=4
 bad "mesh" 2 "--mesh data=0: expected name=size" llama3-8b --emit x.mlir --mesh data=0

@@ -185,10 +185,9 @@ int Main(int argc, char** argv) {
                       "train step: spell attention out in matmuls and a softmax");
   model_cmd->add_option("--dtype", model.step.dtype, "activations: bf16, f32 or f64")
       ->capture_default_str();
-  model_cmd
-      ->add_option("--param-dtype", model.step.param_dtype,
-                   "parameters and optimizer moments: f32, bf16 or f64")
-      ->capture_default_str();
+  model_cmd->add_option("--param-dtype", model.param_dtype,
+                        "parameters and optimizer moments: f32, bf16 or f64 (default: f32 for "
+                        "a train step, the activations' type for prefill and decode)");
   model_cmd->add_option("--params", model.params,
                         "with a family as the name: its model of this size (llama --params 8b)");
   model_cmd

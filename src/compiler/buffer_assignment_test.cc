@@ -226,6 +226,32 @@ func.func @main(%a: tensor<8x128xf32>) -> tensor<8x128xf32> {
   EXPECT_EQ(copied.peak_bytes, 4 * kTile + 128);
 }
 
+// Weights a loop carries and returns unchanged (a decode or layer loop's)
+// stay in their argument's buffer: counted once, even when read after the
+// loop.
+TEST(BufferAssignment, StateALoopPassesThroughIsNotCopied) {
+  MemoryPlan plan = PlanMain(R"(
+func.func @main(%w: tensor<8x128xf32>, %x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %r:2 = "stablehlo.while"(%w, %x) ({
+    ^bb0(%a: tensor<8x128xf32>, %b: tensor<8x128xf32>):
+      %p = stablehlo.constant dense<false> : tensor<i1>
+      stablehlo.return %p : tensor<i1>
+  }, {
+    ^bb0(%a: tensor<8x128xf32>, %b: tensor<8x128xf32>):
+      %y = stablehlo.add %a, %b : tensor<8x128xf32>
+      stablehlo.return %a, %y : tensor<8x128xf32>, tensor<8x128xf32>
+  }) : (tensor<8x128xf32>, tensor<8x128xf32>) -> (tensor<8x128xf32>, tensor<8x128xf32>)
+  %s = stablehlo.add %r#0, %w : tensor<8x128xf32>
+  %t = stablehlo.add %s, %r#1 : tensor<8x128xf32>
+  func.return %t : tensor<8x128xf32>
+})");
+  // %w and %x (arguments), the loop's %b state (%x is read-only, so a new
+  // buffer), %s and %t; no second copy of %w.
+  EXPECT_EQ(plan.argument_bytes, 2 * kTile);
+  EXPECT_EQ(plan.sum_of_buffers, 5 * kTile + 128);
+  EXPECT_EQ(plan.num_buffers, 6);
+}
+
 TEST(BufferAssignment, ValuesUsedInABodyLiveThroughTheLoop) {
   // %k's only use is inside the body, so it is live while the loop runs.
   MemoryPlan plan = PlanMain(R"(

@@ -104,6 +104,17 @@ void SortAndCap(std::vector<LiveBuffer>& live) {
 
 constexpr int kBeforeFirstOp = -1;
 
+// State the loop's body returns as it got it (weights a layer or decode
+// loop reads) is never written: XLA's copy insertion leaves it in its
+// operand's buffer, whatever reads it later.
+bool PassedThrough(const ir::Operation& loop, int i) {
+  if (loop.num_regions() < 2 || loop.region(1).num_blocks() != 1) return false;
+  const ir::Block& body = loop.region(1).front();
+  const ir::Operation* ret = body.terminator();
+  return ret != nullptr && i < body.num_arguments() && i < ret->num_operands() &&
+         ret->operand(i) == body.argument(i);
+}
+
 }  // namespace
 
 StatusOr<const BodyPlan*> ModulePlanner::PlanCallee(const ir::Function& callee) {
@@ -268,7 +279,8 @@ Status FunctionPlanner::PlanOp(const ir::Block& block, const ir::Operation& op, 
       break;
   }
   for (int i = 0; i < op.num_results(); ++i) {
-    if (op.name_str() == "stablehlo.while" && UpdatesInPlace(block, op, i, scope, pos)) {
+    if (op.name_str() == "stablehlo.while" &&
+        (PassedThrough(op, i) || UpdatesInPlace(block, op, i, scope, pos))) {
       TPUSIM_ASSIGN_OR_RETURN(std::vector<int> * leaves, LeavesOf(op.operand(i)));
       *results[i] = *leaves;
       continue;

@@ -97,6 +97,11 @@ Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
   TPUSIM_ASSIGN_OR_RETURN(model::ModelSpec m, SelectModel(c));
   model::TrainStepOptions step = c.step;
   TPUSIM_ASSIGN_OR_RETURN(step.remat, model::ParseRemat(c.remat));
+  if (!c.param_dtype.empty()) {
+    step.param_dtype = c.param_dtype;
+  } else if (c.kind != "train") {
+    step.param_dtype = step.dtype;
+  }
   if (step.seq == 0) step.seq = m.max_seq;
   if (c.emit.empty()) {
     Describe(m, step.seq, out);

@@ -53,12 +53,16 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
     }
   }
   auto size = [&](const char* axis) { return only.count(axis) ? only[axis] : 1; };
+  // An axis --mesh sizes is tried at that size, whatever the search's limit.
+  auto most = [&](const char* axis, int64_t limit) {
+    return only.count(axis) ? only[axis] : limit;
+  };
   const int64_t devices = slice.num_devices();
   std::vector<Candidate> out;
   const int64_t seq = r.seq > 0 ? r.seq : m.max_seq;
-  for (int64_t t : AxisSizes(devices, r.max_tensor, {m.heads, m.d_ff})) {
+  for (int64_t t : AxisSizes(devices, most("tensor", r.max_tensor), {m.heads, m.d_ff})) {
     for (int64_t e : AxisSizes(devices / t, m.IsMoe() ? m.experts : 1, {m.experts})) {
-      for (int64_t q : AxisSizes(devices / t / e, r.max_sequence, {seq})) {
+      for (int64_t q : AxisSizes(devices / t / e, most("sequence", r.max_sequence), {seq})) {
         const int64_t rest = devices / t / e / q;  // data x fsdp
         if (r.global_batch % (rest * e * std::max<int64_t>(r.microbatches, 1)) != 0) continue;
         for (int64_t data = slice.num_slices; data <= rest; data += slice.num_slices) {
@@ -84,9 +88,10 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
   if (!r.mesh.empty() && out.empty()) {
     return InvalidArgument("--mesh " + r.mesh + " does not suit " + slice.name + " (" +
                            std::to_string(devices) +
-                           " devices): give data=D,fsdp=F,tensor=T (and expert=E for a mixture "
-                           "of experts) with their product the devices, D x F x E dividing the "
-                           "batch, T the heads and d_ff, E the experts" +
+                           " devices): give data=D,fsdp=F,tensor=T,sequence=Q (and expert=E for "
+                           "a mixture of experts) with their product the devices, D x F x E "
+                           "dividing the batch, F x Q x E d_model, T the heads and d_ff, Q the "
+                           "sequence, E the experts" +
                            (slice.num_slices > 1 ? ", D a multiple of the slices" : ""));
   }
   return out;

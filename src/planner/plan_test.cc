@@ -176,7 +176,28 @@ TEST(Plan, OneMeshMayBeGiven) {
   EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
   r.remat = "";
   r.mesh = "data=2,fsdp=2,tensor=4";
-  EXPECT_EQ(Plan(r).status().code(), StatusCode::kInvalidArgument);
+  auto refused = Plan(r);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  for (const char* axis : {"data=", "fsdp=", "tensor=", "sequence=", "expert="}) {
+    EXPECT_NE(refused.status().message().find(axis), std::string::npos) << axis;
+  }
+}
+
+// An axis --mesh sizes is tried at that size, past the search's limits
+// (--max-tensor, --max-sequence).
+TEST(Plan, AGivenMeshIsNotHeldToTheSearchLimits) {
+  PlanRequest r{.model = Small(), .slices = {"v5e-8"}, .global_batch = 2, .seq = 128,
+                .max_tensor = 1, .max_sequence = 1, .mesh = "fsdp=2,sequence=4"};
+  r.remat = "full";
+  auto c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->size(), 1u);
+  EXPECT_EQ((*c)[0].sequence, 4);
+  r.mesh = "fsdp=4,tensor=2";
+  r.global_batch = 4;
+  c = Plan(r);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)[0].tensor, 2);
 }
 
 // Each mesh under each remat policy: keeping more activations recomputes

@@ -21,7 +21,10 @@ struct ModelCommand {
   std::string params;          // with a family as `name`: "8b"
   std::string mesh;            // "data=2,fsdp=4,tensor=2"
   std::string remat = "full";
-  model::TrainStepOptions step;
+  // The weights' type; empty: f32 (with f32 moments) for a train step, the
+  // activations' type for a serving step, as served models are stored.
+  std::string param_dtype;
+  model::TrainStepOptions step;  // its param_dtype is set from the above
 };
 
 // Lists, describes or emits as `c` says, writing to `out`. Errors name the
