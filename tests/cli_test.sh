@@ -134,11 +134,11 @@ grep -q '^fusion  *fuse' stdout.txt || fail "passes list: $(cat stdout.txt)"
 expect_exit 2 "unknown pass" "$tpusim" run "$mlp" --timing-only --passes inline,nope
 grep -q "unknown pass 'nope'" stderr.txt || fail "unknown pass: $(cat stderr.txt)"
 expect_exit 0 "dump dir" "$tpusim" run "$mlp" --timing-only --dump-dir dump
-[[ $(ls dump | tr '\n' ' ') == "00-input.mlir 01-inline.mlir 02-canonicalize.mlir 03-constant-fold.mlir 04-dce.mlir 05-layout-assignment.mlir 06-fusion.mlir 07-buffer-assignment.mlir " ]] ||
+[[ $(ls dump | tr '\n' ' ') == "00-input.mlir 01-inline.mlir 02-canonicalize.mlir 03-constant-fold.mlir 04-dce.mlir 05-layout-assignment.mlir 06-fusion.mlir 07-memory-scheduling.mlir 08-buffer-assignment.mlir " ]] ||
   fail "dump dir: $(ls dump | tr '\n' ' ')"
 grep -q '"tpusim.fusion"' dump/06-fusion.mlir || fail "dump: no fusion after the fusion pass"
 grep -q '"tpusim.fusion"' dump/05-layout-assignment.mlir && fail "dump: fusion before its pass"
-expect_exit 0 "dumped program runs" "$tpusim" run dump/07-buffer-assignment.mlir --timing-only
+expect_exit 0 "dumped program runs" "$tpusim" run dump/08-buffer-assignment.mlir --timing-only
 expect_exit 0 "only some passes" "$tpusim" run "$mlp" --timing-only --passes dce,inline --dump-dir some
 [[ $(ls some | tr '\n' ' ') == "00-input.mlir 01-inline.mlir 02-dce.mlir " ]] || fail "passes order: $(ls some)"
 

@@ -23,6 +23,8 @@ const std::vector<PassInfo>& AllPasses() {
       {"dce", "remove ops whose results are unused", RunDeadCodeElimination},
       {"layout-assignment", "choose TPU tile-friendly layouts, insert copies", RunLayoutAssignment},
       {"fusion", "fuse elementwise chains, reductions and dot epilogues", RunFusion},
+      {"memory-scheduling", "move ops that shrink a value next to it, so it dies early",
+       RunMemoryScheduling},
       {"latency-hiding", "start collectives early, compute while they run (--latency-hiding)",
        RunLatencyHidingScheduler, /*by_default=*/false},
       {"buffer-assignment", "plan HBM buffers by liveness; find the peak", RunBufferAssignment},

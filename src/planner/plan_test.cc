@@ -201,10 +201,16 @@ TEST(Plan, AGivenMeshIsNotHeldToTheSearchLimits) {
 }
 
 // Each mesh under each remat policy: keeping more activations recomputes
-// less (a faster step) in more HBM.
+// less (a faster step) in more HBM. The model is wide and the batch large
+// enough that the matmuls, not the weights' all-gathers, decide the step.
 TEST(Plan, RematPoliciesTradeHbmForTime) {
+  model::ModelSpec wide = Small();
+  wide.d_model = 2048;
+  wide.heads = wide.kv_heads = 16;
+  wide.head_dim = 128;
+  wide.d_ff = 8192;
   PlanRequest r{
-      .model = Small(), .slices = {"v5e-8"}, .global_batch = 16, .mesh = "data=1,fsdp=8,tensor=1"};
+      .model = wide, .slices = {"v5e-8"}, .global_batch = 512, .mesh = "data=1,fsdp=8,tensor=1"};
   auto c = Plan(r);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->size(), 3u);

@@ -75,6 +75,73 @@ TEST(OverlapTest, ALoopBodyOverlapsAsEachIterationWould) {
   EXPECT_DOUBLE_EQ(t.exposed_communication_seconds(), 32 * 1);
 }
 
+// The same body where the collective is pipelined across iterations (XLA's
+// collective pipeliner: its operands do not depend on the iteration before):
+// the add waits for its first execution alone, so the 32 matmuls and adds
+// run beside the 32 collectives, and only the first one is exposed.
+TEST(OverlapTest, APipelinedCollectiveExposesOneIteration) {
+  auto module = test::ParseVerified(kIndependent);
+  auto slice = pod::FindSlice("v5e-8");
+  Timeline t(slice->chip, /*overlap=*/true, &*slice);
+  for (const auto& op : module->Lookup("main")->entry().ops()) {
+    if (op->name_str() == "func.return") continue;
+    hw::OpCost cost;
+    const bool collective = op->name_str() == "stablehlo.all_reduce";
+    cost.seconds = collective ? 3 : op->name_str() == "stablehlo.dot_general" ? 2 : 1;
+    cost.bound = collective ? hw::Bound::kIci : hw::Bound::kMxu;
+    t.Append(*op, cost, true, 32, /*pipelined=*/collective);
+  }
+  // The matmuls take 64; the first collective is done at 3, so the three
+  // ops of 1 follow at once: 32 x (2 + 3), the 96 of links beside them.
+  EXPECT_DOUBLE_EQ(t.total_seconds(), 32 * 5);
+  EXPECT_DOUBLE_EQ(t.exposed_communication_seconds(), 0);
+}
+
+// In a timed program: a layer loop all-gathers each layer's slice of its
+// weights (the body passes the stack through unchanged) and multiplies by
+// it. The gather does not depend on the iteration before, so each runs
+// during the last one's matmul: a fraction of the 16 is exposed.
+TEST(OverlapTest, ALayerLoopsWeightGatherIsPipelined) {
+  auto module = test::ParseVerified(R"(
+module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%w: tensor<16x256x2048xbf16>, %x: tensor<4096x2048xbf16>) -> tensor<4096x2048xbf16> {
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %r:3 = stablehlo.while(%i = %c0, %ws = %w, %h = %x) : tensor<i32>, tensor<16x256x2048xbf16>, tensor<4096x2048xbf16>
+    cond {
+      %n = stablehlo.constant dense<16> : tensor<i32>
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %z = stablehlo.constant dense<0> : tensor<i32>
+      %s = stablehlo.dynamic_slice %ws, %i, %z, %z, sizes = [1, 256, 2048] : (tensor<16x256x2048xbf16>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x256x2048xbf16>
+      %l = stablehlo.reshape %s : (tensor<1x256x2048xbf16>) -> tensor<256x2048xbf16>
+      %g = "stablehlo.all_gather"(%l) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}> : (tensor<256x2048xbf16>) -> tensor<2048x2048xbf16>
+      %m = stablehlo.dot_general %h, %g, contracting_dims = [1] x [0] : (tensor<4096x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<4096x2048xbf16>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %j, %ws, %m : tensor<i32>, tensor<16x256x2048xbf16>, tensor<4096x2048xbf16>
+    }
+    return %r#2 : tensor<4096x2048xbf16>
+  }
+})");
+  ASSERT_NE(module, nullptr);
+  auto slice = pod::FindSlice("v5e-8");
+  auto pricer = pod::CollectivePricer::Create(*slice, 1, 8);
+  ASSERT_TRUE(pricer->Prepare(*module).ok());
+  StaticOptions options{.pod = &*pricer, .overlap = true};
+  auto t = TimeStatically(*module, "main", slice->chip, options);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  double gather = 0, matmul = 0;
+  for (const OpEvent& e : t->events()) {
+    if (e.op->name_str() == "stablehlo.all_gather") gather = e.seconds();
+    if (e.op->name_str() == "stablehlo.dot_general") matmul = e.seconds();
+  }
+  ASSERT_GT(gather, 0);
+  ASSERT_GT(matmul, gather);  // the matmul can hide the gathers
+  // Only the first iteration's gather waits.
+  EXPECT_NEAR(t->exposed_communication_seconds(), gather / 16, gather * 1e-9);
+}
+
 // A device-to-device send/recv with pairs is a collective_permute split in
 // two: the recv, whose result waits for the data, carries its price; the
 // send only reads its operand. Without pairs the route is unknown.

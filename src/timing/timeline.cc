@@ -3,7 +3,7 @@
 namespace tpusim::timing {
 
 void Timeline::Append(const ir::Operation& op, const hw::OpCost& cost, bool priced,
-                      int64_t count) {
+                      int64_t count, bool pipelined) {
   OpEvent e;
   e.op = &op;
   e.cost = cost;
@@ -20,7 +20,8 @@ void Timeline::Append(const ir::Operation& op, const hw::OpCost& cost, bool pric
   // it gives the time that overlapping it in every iteration would.
   if (overlap_ && cost.bound == hw::Bound::kIci) {
     e.start_s = std::max(operands_ready, ici_end_s_);
-    end = ici_end_s_ = e.start_s + e.seconds();
+    ici_end_s_ = e.start_s + e.seconds();
+    end = pipelined ? e.start_s + e.seconds() / static_cast<double>(count) : ici_end_s_;
   } else {
     e.start_s = std::max(compute_end_s_, operands_ready);
     waited_s_ += e.start_s - compute_end_s_;

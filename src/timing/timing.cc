@@ -1,6 +1,9 @@
 #include "tpusim/timing/timing.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "tpusim/ops/custom_call.h"
 #include "tpusim/ops/op_def.h"
@@ -175,6 +178,68 @@ std::optional<int64_t> InferTripCount(const ir::Operation& w) {
 
 namespace {
 
+bool DefinedIn(ir::Value v, const ir::Block& block) {
+  return v.is_block_argument() ? v.impl()->block == &block : v.defining_op()->parent() == &block;
+}
+
+// The ops of a while loop's body whose collectives XLA's collective
+// pipeliner takes out of the iteration's critical path: those that read
+// only values that do not depend on the iteration before (the state the
+// body passes through unchanged, its induction variable, returned as itself
+// plus a constant, values from outside the loop, and what is computed from
+// those alone), started one iteration early; and those whose results only
+// flow into the state the body returns (a gradient's reduce-scatter into
+// its accumulator), finished one iteration late.
+std::unordered_set<const ir::Operation*> Pipelinable(const ir::Operation& loop) {
+  std::unordered_set<const void*> free;
+  std::unordered_set<const ir::Operation*> out;
+  const ir::Block& body = loop.region(1).front();
+  const ir::Operation* ret = body.terminator();
+  if (ret == nullptr) return out;
+  auto is_constant = [](ir::Value v) {
+    return v.defining_op() != nullptr && v.defining_op()->name_str() == "stablehlo.constant";
+  };
+  for (int k = 0; k < body.num_arguments() && k < ret->num_operands(); ++k) {
+    const ir::Value arg = body.argument(k);
+    const ir::Value next = ret->operand(k);
+    const ir::Operation* step = next.defining_op();
+    const bool induction = step != nullptr && step->name_str() == "stablehlo.add" &&
+                           step->num_operands() == 2 &&
+                           ((step->operand(0) == arg && is_constant(step->operand(1))) ||
+                            (step->operand(1) == arg && is_constant(step->operand(0))));
+    if (next == arg || induction) free.insert(arg.impl());
+  }
+  for (const auto& op : body.ops()) {
+    bool depends = false;
+    for (ir::Value v : op->operands()) {
+      depends = depends || (DefinedIn(v, body) && !free.count(v.impl()));
+    }
+    if (!depends) {
+      for (ir::Value r : op->results()) free.insert(r.impl());
+      out.insert(op.get());
+    }
+  }
+  // Backwards: an op whose every user is the terminator or such an op.
+  std::unordered_map<const void*, std::vector<const ir::Operation*>> users;
+  for (const auto& op : body.ops()) {
+    for (ir::Value v : op->operands()) users[v.impl()].push_back(op.get());
+  }
+  std::unordered_set<const ir::Operation*> to_state = {ret};
+  for (auto it = body.ops().rbegin(); it != body.ops().rend(); ++it) {
+    const ir::Operation* op = it->get();
+    if (op == ret || op->num_results() == 0) continue;
+    bool only = true;
+    for (ir::Value r : op->results()) {
+      for (const ir::Operation* user : users[r.impl()]) only = only && to_state.count(user);
+    }
+    if (only) {
+      to_state.insert(op);
+      out.insert(op);
+    }
+  }
+  return out;
+}
+
 // Walks a function's IR with shapes only, appending each op's price.
 class StaticWalker {
  public:
@@ -189,16 +254,20 @@ class StaticWalker {
   }
 
  private:
-  Status Block(const ir::Block& block, int64_t count, int depth) {
+  // `pipelinable`: for a loop's body, the ops Pipelinable finds.
+  Status Block(const ir::Block& block, int64_t count, int depth,
+               const std::unordered_set<const ir::Operation*>* pipelinable = nullptr) {
     for (const auto& op : block.ops()) {
       const ops::OpDef* def = ops::OpRegistry::Lookup(op->name());
       if (def != nullptr && def->is_terminator) continue;
-      TPUSIM_RETURN_IF_ERROR(Op(*op, def, count, depth));
+      const bool pipelined = pipelinable != nullptr && count > 1 && pipelinable->count(op.get());
+      TPUSIM_RETURN_IF_ERROR(Op(*op, def, count, depth, pipelined));
     }
     return Status::Ok();
   }
 
-  Status Op(const ir::Operation& op, const ops::OpDef* def, int64_t count, int depth) {
+  Status Op(const ir::Operation& op, const ops::OpDef* def, int64_t count, int depth,
+            bool pipelined = false) {
     if (def != nullptr && def->work != nullptr) {
       if (std::string error = def->work(op).error; !error.empty()) {
         return Unimplemented(error).WithLocation(op.loc().ToString());
@@ -206,7 +275,7 @@ class StaticWalker {
     }
     bool priced;
     hw::OpCost cost = PriceOp(timeline_->chip(), op, options_.eval, options_.pod, &priced);
-    timeline_->Append(op, cost, priced, count);
+    timeline_->Append(op, cost, priced, count, pipelined);
     NoteCustomCall(op, timeline_);
     if (op.name_str() == "func.call") {
       return Function(op.attr("callee").str(), count, depth);
@@ -234,7 +303,8 @@ class StaticWalker {
                          " iterations inferred");
     }
     TPUSIM_RETURN_IF_ERROR(Block(op.region(0).front(), count * (*trips + 1), depth));
-    return Block(op.region(1).front(), count * *trips, depth);
+    const std::unordered_set<const ir::Operation*> pipelinable = Pipelinable(op);
+    return Block(op.region(1).front(), count * *trips, depth, &pipelinable);
   }
 
   // if/case without values: time every branch alone, keep the dearest.

@@ -53,6 +53,12 @@ Status RunLayoutAssignment(ir::Module& module, PassContext& ctx);
 // dots and convolutions, as tpusim.fusion kernels.
 Status RunFusion(ir::Module& module, PassContext& ctx);
 
+// Memory scheduling: moves each op that is the only reader of a larger
+// value of its block (a reduce-scatter of a weight gradient) up to just
+// after what it depends on, so that value dies early. Ops with side
+// effects pass only collectives.
+Status RunMemoryScheduling(ir::Module& module, PassContext& ctx);
+
 // Latency-hiding scheduling (off by default): reorders each block's ops so
 // that collectives start early and independent compute runs while they are
 // in flight; ops with side effects keep their order.

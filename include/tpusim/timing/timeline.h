@@ -58,8 +58,11 @@ class Timeline {
   // beside the compute ops, as XLA's async collectives do under its
   // latency-hiding scheduler: from when its operands are ready and the
   // previous collective is done, until its result is first needed.
+  // `pipelined`: the `count` executions are a loop's, each of which XLA's
+  // collective pipeliner starts one iteration early (its operands do not
+  // depend on the iteration before), so a user waits for the first alone.
   void Append(const ir::Operation& op, const hw::OpCost& cost, bool priced,
-              int64_t count = 1);
+              int64_t count = 1, bool pipelined = false);
 
   const hw::ChipSpec& chip() const { return chip_; }
   const std::vector<OpEvent>& events() const { return events_; }
