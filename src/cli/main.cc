@@ -197,6 +197,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   model_cmd->add_flag("--fp8", model.step.fp8,
                       "the projections' matmuls in fp8 (e4m3, gradients e5m2), scaled per tensor");
+  model_cmd->add_flag("--int8", model.step.int8,
+                      "the projections' matmuls in int8 (MaxText's quantization=int8), scaled "
+                      "per tensor, i32 accumulation");
   model_cmd
       ->add_option("--microbatches", model.step.microbatches,
                    "gradient accumulation: the batch in this many microbatches")
@@ -248,6 +251,7 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--param-dtype", plan.param_dtype, "weights and moments: f32 or bf16")
       ->capture_default_str();
   plan_cmd->add_flag("--fp8", plan.fp8, "the projections' matmuls in fp8");
+  plan_cmd->add_flag("--int8", plan.int8, "the projections' matmuls in int8");
   plan_cmd->add_option("--remat", plan.remat,
                        "one remat policy (full, selective, none) in place of each");
   plan_cmd->add_option("--microbatches", plan.microbatches,

@@ -139,7 +139,8 @@ class StepBuilder {
   Val Add(const Val& a, const Val& b) { return w_.Binary("add", a, b); }
   Val Mul(const Val& a, const Val& b) { return w_.Binary("multiply", a, b); }
   Val Sub(const Val& a, const Val& b) { return w_.Binary("subtract", a, b); }
-  // A projection's three matmuls, in fp8 with options.fp8 (fp8.cc).
+  // A projection's three matmuls, in fp8 or int8 with options.fp8 or
+  // options.int8 (quantized_matmul.cc).
   // x W (+ b) over x's last dimension and W's first.
   Val Proj(const Val& x, const Val& w, const Val& b = {}) {
     return Biased(Matmul(x, kE4M3, w, kE4M3, {2}, {0}, o_.dtype), b);
@@ -158,12 +159,18 @@ class StepBuilder {
   static constexpr const char* kE4M3 = "f8E4M3FN";
   static constexpr const char* kE5M2 = "f8E5M2";
   // a . b contracting `ca` with `cb`, in `out`; with options.fp8, a in
-  // format `fa` and b in `fb`, each scaled to its format's range.
+  // format `fa` and b in `fb`, each scaled to its format's range; with
+  // options.int8, both in int8.
   Val Matmul(const Val& a, const char* fa, const Val& b, const char* fb, const Dims& ca,
              const Dims& cb, const std::string& out);
+  // x's absolute maximum over `largest`: the scalar x is divided by.
+  Val Scale(const Val& x, double largest);
   // x in fp8 `format`, divided by `scale` (an f32 scalar: x's absolute
   // maximum over the format's largest value).
   Val Quantize(const Val& x, const char* format, Val& scale);
+  // x rounded to int8 after division by `scale` (an f32 scalar: x's
+  // absolute maximum over 127).
+  Val QuantizeInt8(const Val& x, Val& scale);
 
   Val Rsqrt(const Val& x);
   // The model's norm (RMSNorm or LayerNorm) over the last dimension, scaled

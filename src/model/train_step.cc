@@ -613,6 +613,7 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
         " does not split over data x fsdp x expert = " + std::to_string(batch_split));
   }
   TPUSIM_RETURN_IF_ERROR(CheckExpertAxis(spec, options));
+  if (options.fp8 && options.int8) return InvalidArgument("--fp8 and --int8: choose one");
   for (const std::string& t : {options.dtype, options.param_dtype}) {
     if (t != "f32" && t != "bf16" && t != "f64") {
       return InvalidArgument("element type '" + t + "': expected f32, bf16 or f64");

@@ -202,6 +202,39 @@ TEST(TrainStep, MicrobatchesAccumulateTheBatchsGradients) {
   }
 }
 
+// The loss of a train step's program on seeded random weights and tokens.
+float StepLoss(const std::string& text) {
+  auto module = Parse(text);
+  std::mt19937 rng(3);
+  exec::Interpreter interpreter(*module, {});
+  const ir::Function& f = *module->Lookup("main");
+  std::vector<Tensor> in;
+  std::normal_distribution<float> normal(0, 0.5f);
+  const size_t params = (f.type().inputs.size() - 3) / 3;
+  for (size_t i = 0; i < f.type().inputs.size(); ++i) {
+    Tensor t = *Tensor::Allocate(f.type().inputs[i]);
+    for (int64_t e = 0; e < t.num_elements(); ++e) {
+      if (t.element() == ir::ElementType::kSI32) {
+        t.mutable_data<int32_t>()[e] = static_cast<int32_t>(rng() % 11);
+      } else if (i < params) {
+        t.mutable_data<float>()[e] = normal(rng);
+      } else if (i == 3 * params) {
+        t.mutable_data<float>()[e] = 1;
+      }
+    }
+    in.push_back(std::move(t));
+  }
+  auto out = interpreter.Run("main", in);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? out->back().data<float>()[0] : NAN;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // fp8 projections: e4m3 operands forward, e5m2 gradients, scaled per
 // tensor. The step stays close to the exact one (fp8 keeps 3 mantissa
 // bits), and only the projections' dots take fp8.
@@ -211,45 +244,33 @@ TEST(TrainStep, Fp8ProjectionsStayCloseToTheExactStep) {
   o.fp8 = true;
   auto fp8_text = EmitTrainStep(Tiny(), o);
   ASSERT_TRUE(exact_text.ok() && fp8_text.ok());
-  auto count = [](const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   // The layer loops' text: q, k, v, o, gate, up and down forward (in both
   // loops: the backward recomputes them), their 7 input gradients and 7
   // weight gradients; the logits' projection stays unquantized.
-  EXPECT_EQ(count(*fp8_text, "stablehlo.dot_general"), count(*exact_text, "stablehlo.dot_general"));
-  EXPECT_EQ(count(*fp8_text, "xf8E4M3FN>, tensor<") + count(*fp8_text, "xf8E5M2>, tensor<"),
+  EXPECT_EQ(Count(*fp8_text, "stablehlo.dot_general"), Count(*exact_text, "stablehlo.dot_general"));
+  EXPECT_EQ(Count(*fp8_text, "xf8E4M3FN>, tensor<") + Count(*fp8_text, "xf8E5M2>, tensor<"),
             4u * 7);
-  auto run = [](const std::string& text) {
-    auto module = Parse(text);
-    std::mt19937 rng(3);
-    exec::Interpreter interpreter(*module, {});
-    const ir::Function& f = *module->Lookup("main");
-    std::vector<Tensor> in;
-    std::normal_distribution<float> normal(0, 0.5f);
-    const size_t params = (f.type().inputs.size() - 3) / 3;
-    for (size_t i = 0; i < f.type().inputs.size(); ++i) {
-      Tensor t = *Tensor::Allocate(f.type().inputs[i]);
-      for (int64_t e = 0; e < t.num_elements(); ++e) {
-        if (t.element() == ir::ElementType::kSI32) {
-          t.mutable_data<int32_t>()[e] = static_cast<int32_t>(rng() % 11);
-        } else if (i < params) {
-          t.mutable_data<float>()[e] = normal(rng);
-        } else if (i == 3 * params) {
-          t.mutable_data<float>()[e] = 1;
-        }
-      }
-      in.push_back(std::move(t));
-    }
-    auto out = interpreter.Run("main", in);
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    return out.ok() ? out->back().data<float>()[0] : NAN;
-  };
-  const float exact = run(*exact_text), quantized = run(*fp8_text);
+  const float exact = StepLoss(*exact_text), quantized = StepLoss(*fp8_text);
   EXPECT_NEAR(quantized, exact, 0.05 * exact);
   EXPECT_NE(quantized, exact);
+}
+
+// int8 projections (MaxText's quantization=int8): the same 28 dots on int8
+// operands into i32; the loss stays close to the exact one. fp8 and int8
+// together are refused.
+TEST(TrainStep, Int8ProjectionsStayCloseToTheExactStep) {
+  TrainStepOptions o{.batch = 2, .dtype = "f32", .param_dtype = "f32"};
+  auto exact_text = EmitTrainStep(Tiny(), o);
+  o.int8 = true;
+  auto int8_text = EmitTrainStep(Tiny(), o);
+  ASSERT_TRUE(exact_text.ok() && int8_text.ok()) << int8_text.status().ToString();
+  EXPECT_EQ(Count(*int8_text, "stablehlo.dot_general"), Count(*exact_text, "stablehlo.dot_general"));
+  EXPECT_EQ(Count(*int8_text, "xi8>) -> tensor<"), 4u * 7);
+  const float exact = StepLoss(*exact_text), quantized = StepLoss(*int8_text);
+  EXPECT_NEAR(quantized, exact, 0.05 * exact);
+  EXPECT_NE(quantized, exact);
+  o.fp8 = true;
+  EXPECT_EQ(EmitTrainStep(Tiny(), o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(TrainStep, RejectsMicrobatchesTheBatchOrMeshCannotTake) {

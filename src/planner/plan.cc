@@ -106,6 +106,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.dtype = r.dtype;
   o.param_dtype = r.param_dtype;
   o.fp8 = r.fp8;
+  o.int8 = r.int8;
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
   if (c.expert > 1) o.mesh.emplace_back("expert", c.expert);
   if (c.sequence > 1) o.mesh.emplace_back("sequence", c.sequence);
@@ -254,7 +255,8 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   std::string out = "plan: " + r.model.name + ", global batch " + std::to_string(r.global_batch) +
                     " x " + std::to_string(seq) + " tokens, " + r.dtype + " activations, " +
-                    r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") + "; " +
+                    r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") +
+                    (r.int8 ? ", int8 matmuls" : "") + "; " +
                     r.pricing.Title() + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %-40s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
@@ -318,6 +320,7 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
   j["dtype"] = r.dtype;
   j["param_dtype"] = r.param_dtype;
   j["fp8"] = r.fp8;
+  j["int8"] = r.int8;
   j["pricing"] = r.pricing.Kind();
   if (!r.pricing.region.empty()) j["region"] = r.pricing.region;
   nlohmann::json& prices = j["prices"] = nlohmann::json::array();

@@ -55,6 +55,11 @@ struct TrainStepOptions {
   // absolute maximum, f32 accumulation; the master weights stay in
   // param_dtype. The logits' projection and attention stay in dtype.
   bool fp8 = false;
+  // The same matmuls in int8, as MaxText's quantization=int8 (AQT's
+  // symmetric int8): each operand scaled per tensor by its absolute maximum
+  // over 127 and rounded, i32 accumulation, the product scaled back in f32.
+  // Not with fp8.
+  bool int8 = false;
   // A mixture of experts' slots per expert and sequence, as a multiple of
   // its fair share (k seq / experts): tokens past them are dropped (their
   // expert adds nothing), as GShard and MaxText do. <= 0: none dropped.

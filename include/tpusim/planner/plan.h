@@ -26,6 +26,7 @@ struct PlanRequest {
   std::string dtype = "bf16";       // activations
   std::string param_dtype = "f32";  // weights and optimizer moments
   bool fp8 = false;                 // the projections' matmuls in fp8
+  bool int8 = false;                // or in int8
   int64_t max_tensor = 8;           // the largest tensor-parallel axis tried
   int64_t max_sequence = 4;         // the largest sequence (context) axis tried
   Pricing pricing;                  // the cost column's prices
