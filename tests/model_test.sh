@@ -295,6 +295,13 @@ for fit in "v6e | matmul | 8192³ bf16" "7x | matmul | 32768³ bf16" "v6e | copy
     fail "single ops: the row $fit was fit on is off: $(cat single_ops.txt)"
 done
 
+# The collectives table (docs/pod.md): every published collective timed on
+# its slice, each with a finite relative error.
+TPUSIM="$tpusim" "$root/scripts/collectives.sh" >collectives.txt 2>&1 ||
+  fail "collectives: $(tail -n 1 collectives.txt)"
+[[ $(grep -c '| [+-][0-9.]*% | \[[IATP]\] |$' collectives.txt) == 13 ]] ||
+  fail "collectives: $(cat collectives.txt)"
+
 bad() {
   local name=$1 status=$2 message=$3; shift 3
   "$tpusim" model "$@" >out.txt 2>err.txt
