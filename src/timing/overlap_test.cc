@@ -56,21 +56,29 @@ TEST(OverlapTest, IndependentComputeHidesTheCollective) {
   EXPECT_NEAR(async.exposed, std::max(0.0, sync.collective - sync.matmul), 1e-12);
 }
 
-// A loop body timed as blocks of 32 executions per op (timing-only mode)
-// overlaps as each iteration would: collective 3 beside matmul 2, then three
-// ops of 1 after the collective's result: 32 x (max(3, 2) + 3).
-TEST(OverlapTest, ALoopBodyOverlapsAsEachIterationWould) {
-  auto module = test::ParseVerified(kIndependent);
+// kIndependent's ops (in `module`) as a loop body of 32 iterations, each
+// op's executions one block (timing-only mode): the collective takes 3, the
+// matmul 2, the other ops 1; `pipelined`: the collective is pipelined
+// across iterations.
+Timeline LoopBlocks(const ir::Module& module, bool pipelined) {
   auto slice = pod::FindSlice("v5e-8");
   Timeline t(slice->chip, /*overlap=*/true, &*slice);
-  for (const auto& op : module->Lookup("main")->entry().ops()) {
+  for (const auto& op : module.Lookup("main")->entry().ops()) {
     if (op->name_str() == "func.return") continue;
     hw::OpCost cost;
     const bool collective = op->name_str() == "stablehlo.all_reduce";
     cost.seconds = collective ? 3 : op->name_str() == "stablehlo.dot_general" ? 2 : 1;
     cost.bound = collective ? hw::Bound::kIci : hw::Bound::kMxu;
-    t.Append(*op, cost, true, 32);
+    t.Append(*op, cost, true, 32, pipelined && collective);
   }
+  return t;
+}
+
+// Overlapped as each iteration would: collective 3 beside matmul 2, then
+// three ops of 1 after the collective's result: 32 x (max(3, 2) + 3).
+TEST(OverlapTest, ALoopBodyOverlapsAsEachIterationWould) {
+  auto module = test::ParseVerified(kIndependent);
+  const Timeline t = LoopBlocks(*module, /*pipelined=*/false);
   EXPECT_DOUBLE_EQ(t.total_seconds(), 32 * 6);
   EXPECT_DOUBLE_EQ(t.exposed_communication_seconds(), 32 * 1);
 }
@@ -81,16 +89,7 @@ TEST(OverlapTest, ALoopBodyOverlapsAsEachIterationWould) {
 // run beside the 32 collectives, and only the first one is exposed.
 TEST(OverlapTest, APipelinedCollectiveExposesOneIteration) {
   auto module = test::ParseVerified(kIndependent);
-  auto slice = pod::FindSlice("v5e-8");
-  Timeline t(slice->chip, /*overlap=*/true, &*slice);
-  for (const auto& op : module->Lookup("main")->entry().ops()) {
-    if (op->name_str() == "func.return") continue;
-    hw::OpCost cost;
-    const bool collective = op->name_str() == "stablehlo.all_reduce";
-    cost.seconds = collective ? 3 : op->name_str() == "stablehlo.dot_general" ? 2 : 1;
-    cost.bound = collective ? hw::Bound::kIci : hw::Bound::kMxu;
-    t.Append(*op, cost, true, 32, /*pipelined=*/collective);
-  }
+  const Timeline t = LoopBlocks(*module, /*pipelined=*/true);
   // The matmuls take 64; the first collective is done at 3, so the three
   // ops of 1 follow at once: 32 x (2 + 3), the 96 of links beside them.
   EXPECT_DOUBLE_EQ(t.total_seconds(), 32 * 5);
