@@ -16,6 +16,7 @@
 // runs the same order. Values are unchanged.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tpusim/compiler/pass.h"
@@ -77,29 +78,33 @@ class BlockScheduler {
 
   void Schedule(ir::Block& block) {
     Ops ops = block.TakeOps();
-    std::unordered_map<const void*, int> readers;  // per value, the ops reading it
+    Facts facts;
     for (auto& op : ops) {
       for (int r = 0; r < op->num_regions(); ++r) Run(op->region(r));
-      for (ir::Value v : ValuesRead(*op)) ++readers[v.impl()];
+      facts.in_block.insert(op.get());
+      for (ir::Value v : ValuesRead(*op)) ++facts.readers[v.impl()];
     }
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (!Shrinks(*ops[i], readers)) continue;
+      if (!Shrinks(*ops[i], facts)) continue;
       const size_t to = Destination(ops, i);
       std::rotate(ops.begin() + to, ops.begin() + i, ops.begin() + i + 1);
     }
     for (auto& op : ops) block.Append(std::move(op));
   }
 
+  struct Facts {
+    std::unordered_set<const ir::Operation*> in_block;  // the block's ops
+    std::unordered_map<const void*, int> readers;       // per value, the ops reading it
+  };
+
   // Whether `op` is the only reader of a value defined in its block that
   // is larger than its results.
-  static bool Shrinks(const ir::Operation& op,
-                      const std::unordered_map<const void*, int>& readers) {
+  static bool Shrinks(const ir::Operation& op, const Facts& facts) {
     if (op.num_results() == 0) return false;
     const int64_t out = ResultBytes(op);
     for (ir::Value v : op.operands()) {
-      const ir::Operation* def = v.defining_op();
-      if (def != nullptr && def->parent() == op.parent() && ops::LogicalBytes(v.type()) > out &&
-          readers.at(v.impl()) == 1) {
+      if (facts.in_block.count(v.defining_op()) && ops::LogicalBytes(v.type()) > out &&
+          facts.readers.at(v.impl()) == 1) {
         return true;
       }
     }

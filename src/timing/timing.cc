@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tpusim/ir/rewrite.h"
 #include "tpusim/ops/custom_call.h"
 #include "tpusim/ops/op_def.h"
 
@@ -219,10 +220,16 @@ std::unordered_set<const ir::Operation*> Pipelinable(const ir::Operation& loop) 
       out.insert(op.get());
     }
   }
-  // Backwards: an op whose every user is the terminator or such an op.
+  // Backwards: an op whose every user is the terminator or such an op (a
+  // use inside an op's regions is that op's).
   std::unordered_map<const void*, std::vector<const ir::Operation*>> users;
   for (const auto& op : body.ops()) {
-    for (ir::Value v : op->operands()) users[v.impl()].push_back(op.get());
+    const ir::Operation* user = op.get();
+    auto uses = [&](const ir::Operation& o) {
+      for (ir::Value v : o.operands()) users[v.impl()].push_back(user);
+    };
+    uses(*op);
+    for (int r = 0; r < op->num_regions(); ++r) ir::Walk(op->region(r), uses);
   }
   std::unordered_set<const ir::Operation*> to_state = {ret};
   for (auto it = body.ops().rbegin(); it != body.ops().rend(); ++it) {
