@@ -333,7 +333,10 @@ bad "experts" 2 "mesh axis 'expert' = 3 does not divide the 8 experts of mixtral
 bad "no experts" 2 "mesh axis 'expert': llama3-8b has no experts to split" llama3-8b --emit x.mlir --batch 2 --mesh expert=2
 bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp x expert = 4" llama3-8b --emit x.mlir \
   --batch 8 --mesh data=4 --microbatches 4
-bad "remat" 2 "remat policy 'some': expected full, selective or none" llama3-8b --emit x.mlir --remat some
+bad "remat" 2 "remat policy 'some': expected full, selective, none, one of MaxText's" llama3-8b \
+  --emit x.mlir --remat some
+bad "offload" 3 "offloading activations to host memory is not built yet" llama3-8b --emit x.mlir \
+  --remat custom:decoder_layer_input=offload
 bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
 bad "positions" 2 "the train step of gpt3-175b: seq 16385 exceeds the 16384 positions of its position table" \
   gpt3-175b --emit x.mlir --seq 16385

@@ -13,16 +13,94 @@ const char* RematName(TrainStepOptions::Remat r) {
       return "selective";
     case TrainStepOptions::Remat::kNone:
       return "none";
+    case TrainStepOptions::Remat::kCustom:
+      return "custom";
   }
   return "?";
 }
 
-StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name) {
+namespace {
+
+// The tensors a layer can keep, by the names MaxText's decoder layers give
+// them (checkpoint_name), and the MaxText policies that keep a fixed set
+// of them on the device (save_only_these_names).
+const std::set<std::string> kTensorNames = {"decoder_layer_input", "query_proj", "key_proj",
+                                            "value_proj", "qkv_proj", "context", "out_proj",
+                                            "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo"};
+const std::map<std::string, std::set<std::string>>& NamedPolicies() {
+  static const auto* policies = new std::map<std::string, std::set<std::string>>{
+      // checkpoint_dots_with_no_batch_dims: every projection's output.
+      {"minimal", {"qkv_proj", "out_proj", "mlpwi", "mlpwo"}},
+      {"save_dot_except_mlpwi", {"qkv_proj", "out_proj", "mlpwo"}},
+      {"save_dot_except_mlp", {"qkv_proj", "out_proj"}},
+      {"save_qkv_proj", {"qkv_proj"}},
+      {"save_out_proj", {"out_proj"}},
+  };
+  return *policies;
+}
+
+Status OffloadNotBuilt(const std::string& policy) {
+  return Unimplemented("remat policy '" + policy +
+                       "': offloading activations to host memory is not built yet; keep them "
+                       "on the device (device) or recompute them (remat)");
+}
+
+// "custom:query_proj=device,mlpwi=remat" -> the names kept on the device.
+StatusOr<std::set<std::string>> ParseCustom(const std::string& policy) {
+  std::set<std::string> keep;
+  const std::string spec = policy.substr(std::string("custom:").size());
+  size_t begin = 0;
+  while (begin <= spec.size()) {
+    size_t end = spec.find(',', begin);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(begin, end - begin);
+    begin = end + 1;
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq), where = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (!kTensorNames.count(name)) {
+      std::string known;
+      for (const std::string& n : kTensorNames) known += (known.empty() ? "" : ", ") + n;
+      return InvalidArgument("remat policy '" + policy + "': unknown tensor '" + name +
+                             "' (expected " + known + ")");
+    }
+    if (where == "offload") return OffloadNotBuilt(policy);
+    if (where != "device" && where != "remat") {
+      return InvalidArgument("remat policy '" + policy + "': " + name +
+                             " must be device, offload or remat, not '" + where + "'");
+    }
+    if (where == "device") keep.insert(name);
+  }
+  return keep;
+}
+
+}  // namespace
+
+Status SetRemat(const std::string& policy, TrainStepOptions& options) {
+  options.keep.clear();
   for (auto r : {TrainStepOptions::Remat::kFull, TrainStepOptions::Remat::kSelective,
                  TrainStepOptions::Remat::kNone}) {
-    if (name == RematName(r)) return r;
+    if (policy == RematName(r)) {
+      options.remat = r;
+      return Status::Ok();
+    }
   }
-  return InvalidArgument("remat policy '" + name + "': expected full, selective or none");
+  if (auto it = NamedPolicies().find(policy); it != NamedPolicies().end()) {
+    options.remat = TrainStepOptions::Remat::kCustom;
+    options.keep = it->second;
+    return Status::Ok();
+  }
+  if (policy.size() >= 9 && policy.compare(policy.size() - 9, 9, "offloaded") == 0) {
+    return OffloadNotBuilt(policy);
+  }
+  if (policy.rfind("custom:", 0) == 0) {
+    TPUSIM_ASSIGN_OR_RETURN(options.keep, ParseCustom(policy));
+    options.remat = TrainStepOptions::Remat::kCustom;
+    return Status::Ok();
+  }
+  return InvalidArgument("remat policy '" + policy +
+                         "': expected full, selective, none, one of MaxText's (minimal, "
+                         "save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, "
+                         "save_out_proj) or custom:NAME=device|remat,...");
 }
 
 // Selective keeps the matmuls' outputs, as MaxText's minimal policy: the
@@ -46,6 +124,37 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
   };
   std::vector<SavedAct> out = {model_dim(&LayerActs::x)};
   if (o_.remat == TrainStepOptions::Remat::kFull) return out;
+  if (o_.remat == TrainStepOptions::Remat::kCustom) {
+    auto keeps = [&](const char* name, const char* group) {
+      return o_.keep.count(name) > 0 || o_.keep.count(group) > 0;
+    };
+    if (keeps("query_proj", "qkv_proj")) {
+      out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+    }
+    if (keeps("key_proj", "qkv_proj")) {
+      out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+    }
+    if (keeps("value_proj", "qkv_proj")) {
+      out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+    }
+    if (keeps("context", "context") && o_.flash_attention) {
+      out.push_back(act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+      out.push_back(act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
+    } else if (keeps("context", "context")) {
+      out.push_back(act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, seq, tensor}));
+    }
+    // out_proj's output is the mid-layer residual's other half; mlpwo's
+    // output is not read by the layer's backward pass, so keeping it saves
+    // nothing here.
+    if (keeps("out_proj", "out_proj") && !m_.parallel_layers) out.push_back(model_dim(&LayerActs::x2));
+    if (m_.IsMoe()) return out;
+    const Axes hidden = {batch, seq, tensor};
+    if (Gated() && keeps("mlpwi_0", "mlpwi")) out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
+    if (Gated() ? keeps("mlpwi_1", "mlpwi") : keeps("mlpwi_0", "mlpwi")) {
+      out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
+    }
+    return out;
+  }
   const bool all = o_.remat == TrainStepOptions::Remat::kNone;
   if (all) out.push_back(model_dim(&LayerActs::h1));
   out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
@@ -71,29 +180,28 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
   return out;
 }
 
+// Whatever the forward loop did not keep is recomputed from what it did, as
+// the layer's forward pass computes it.
 LayerActs StepBuilder::Restore(const Weights& w, const LayerActs& saved) {
   if (o_.remat == TrainStepOptions::Remat::kFull) return Forward(w, saved.x);
   LayerActs a = saved;
   a.x = w_.Constraint(saved.x, BatchSharding(3));
-  if (a.h1.name.empty()) a.h1 = Norm(a.x, w.norm1, w.norm1_b);
-  a.k = KvHeads(a.k_new);
-  a.v = KvHeads(a.v_new);
-  if (o_.flash_attention) {
-    a.o = w_.Reshape(a.o4, {b_, s_, h_ * hd_});
-  } else if (a.p.name.empty()) {
-    a.p = Probs(a.q, a.k);
-  }
+  Qkv(w, a);
+  Attend(a);
   if (m_.parallel_layers) {
     a.x2 = a.x;
     a.h2 = a.h1;
-  } else if (a.h2.name.empty()) {
-    a.h2 = Norm(a.x2, w.norm2, w.norm2_b);
+  } else {
+    if (a.x2.name.empty()) a.x2 = Add(a.x, Proj(a.o, w.wo, w.wo_b));
+    if (a.h2.name.empty()) a.h2 = Norm(a.x2, w.norm2, w.norm2_b);
   }
   if (m_.IsMoe()) {
     MoeMlp(w, a);
-  } else if (a.act.name.empty()) {
-    a.act = Gated() ? Mul(Activation(a.gate), a.up) : Activation(a.up);
+    return a;
   }
+  if (a.up.name.empty()) a.up = Proj(a.h2, w.up, w.up_b);
+  if (Gated() && a.gate.name.empty()) a.gate = Proj(a.h2, w.gate, w.gate_b);
+  if (a.act.name.empty()) a.act = Gated() ? Mul(Activation(a.gate), a.up) : Activation(a.up);
   return a;
 }
 

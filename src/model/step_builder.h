@@ -191,6 +191,12 @@ class StepBuilder {
   Val Activation(const Val& x);      // silu or gelu
   Val ActivationGrad(const Val& x);  // its derivative
   LayerActs Forward(const Weights& w, const Val& x);
+  // The layer's first norm and its q, k and v (a.h1, a.q, a.k_new, a.v_new,
+  // each unless already set; a.k and a.v as attention reads them).
+  void Qkv(const Weights& w, LayerActs& a);
+  // Attention's output (a.o, and for flash attention a.o4 and a.lse; else
+  // the probabilities a.p) from a.q, a.k and a.v, each unless already set.
+  void Attend(LayerActs& a);
   // [b, s, kv, d] keys or values as attention reads them (repeated per
   // query head where it must).
   Val KvHeads(const Val& kv);

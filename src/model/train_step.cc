@@ -123,24 +123,36 @@ Val StepBuilder::ActivationGrad(const Val& x) {
 LayerActs StepBuilder::Forward(const Weights& w, const Val& x) {
   LayerActs a;
   a.x = w_.Constraint(x, BatchSharding(3));
-  a.h1 = Norm(a.x, w.norm1, w.norm1_b);
-  a.q = w_.Reshape(Proj(a.h1, w.wq, w.wq_b), {b_, s_, h_, hd_});
-  a.k_new = w_.Reshape(Proj(a.h1, w.wk, w.wk_b), {b_, s_, kv_, hd_});
-  a.v_new = w_.Reshape(Proj(a.h1, w.wv, w.wv_b), {b_, s_, kv_, hd_});
+  Qkv(w, a);
+  Attend(a);
+  return FinishLayer(w, a);
+}
+
+void StepBuilder::Qkv(const Weights& w, LayerActs& a) {
+  if (a.h1.name.empty()) a.h1 = Norm(a.x, w.norm1, w.norm1_b);
+  if (a.q.name.empty()) a.q = w_.Reshape(Proj(a.h1, w.wq, w.wq_b), {b_, s_, h_, hd_});
+  if (a.k_new.name.empty()) a.k_new = w_.Reshape(Proj(a.h1, w.wk, w.wk_b), {b_, s_, kv_, hd_});
+  if (a.v_new.name.empty()) a.v_new = w_.Reshape(Proj(a.h1, w.wv, w.wv_b), {b_, s_, kv_, hd_});
   a.k = KvHeads(a.k_new);
   a.v = KvHeads(a.v_new);
+}
+
+void StepBuilder::Attend(LayerActs& a) {
   if (o_.flash_attention) {
-    const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v, Positions()},
-                                          {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
-    a.o4 = r[0];
-    a.lse = r[1];
+    if (a.o4.name.empty()) {
+      const std::vector<Val> r = w_.Generic("tpusim.flash_attention", {a.q, a.k, a.v, Positions()},
+                                            {a.q, {"", {b_, h_, s_}, "f32"}}, FlashAttrs());
+      a.o4 = r[0];
+      a.lse = r[1];
+    }
     a.o = w_.Reshape(a.o4, {b_, s_, h_ * hd_});
-    return FinishLayer(w, a);
+    return;
   }
-  a.p = Probs(a.q, a.k);
-  const Val o = w_.Dot(a.p, a.v, {0, 1}, {0, 2}, {3}, {1});  // b h s d
-  a.o = w_.Reshape(w_.Transpose(o, {0, 2, 1, 3}), {b_, s_, h_ * hd_});
-  return FinishLayer(w, a);
+  if (a.p.name.empty()) a.p = Probs(a.q, a.k);
+  if (a.o.name.empty()) {
+    const Val o = w_.Dot(a.p, a.v, {0, 1}, {0, 2}, {3}, {1});  // b h s d
+    a.o = w_.Reshape(w_.Transpose(o, {0, 2, 1, 3}), {b_, s_, h_ * hd_});
+  }
 }
 
 Val StepBuilder::KvHeads(const Val& kv) {

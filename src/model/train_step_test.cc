@@ -186,6 +186,49 @@ TEST(TrainStep, RematPoliciesKeepWhatTheyNameAndAgree) {
   }
 }
 
+// MaxText's policies by name and custom ones keep exactly the tensors they
+// name (the loop's carried stacks count them), recompute the rest, and
+// give full remat's step; their gradients match finite differences.
+TEST(TrainStep, NamedAndCustomRematPoliciesKeepWhatTheyName) {
+  TrainStepOptions o = F64();
+  const std::vector<Tensor> full = RunStep(Tiny(), o);
+  const std::pair<const char*, int> policies[] = {
+      {"save_qkv_proj", 3}, {"save_out_proj", 1}, {"save_dot_except_mlpwi", 4},
+      {"minimal", 6},  // q, k, v, the residual after out_proj, gate, up
+      {"custom:context=device,mlpwi_1=device,query_proj=remat", 3}};  // o4, lse, up
+  for (const auto& [policy, kept] : policies) {
+    SCOPED_TRACE(policy);
+    ASSERT_TRUE(SetRemat(policy, o).ok());
+    ExpectSameResults(RunStep(Tiny(), o), full);
+    auto text = EmitTrainStep(Tiny(), o);
+    ASSERT_TRUE(text.ok());
+    const size_t loop = text->find(" = stablehlo.while(");
+    const size_t colon = text->rfind(':', loop);
+    EXPECT_EQ(std::stoi(text->substr(colon + 1, loop - colon - 1)), 3 + 9 + kept);
+  }
+  for (bool flash : {true, false}) {
+    TrainStepOptions f = F64(flash);
+    ASSERT_TRUE(SetRemat("custom:key_proj=device,out_proj=device,mlpwi_0=device", f).ok());
+    CheckGradients(Tiny(), f);
+  }
+}
+
+TEST(TrainStep, RematPoliciesThatCannotBeBuiltAreRefused) {
+  TrainStepOptions o;
+  Status offload = SetRemat("custom:decoder_layer_input=offload", o);
+  EXPECT_EQ(offload.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(offload.message().find("offloading activations to host memory is not built"),
+            std::string::npos);
+  EXPECT_EQ(SetRemat("qkv_proj_offloaded", o).code(), StatusCode::kUnimplemented);
+  Status unknown = SetRemat("custom:attention=device", o);
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("unknown tensor 'attention' (expected context,"),
+            std::string::npos)
+      << unknown.message();
+  EXPECT_EQ(SetRemat("custom:mlpwo=host", o).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SetRemat("most", o).code(), StatusCode::kInvalidArgument);
+}
+
 // Two microbatches of 2 give the batch of 4's step: the loss is the mean
 // over every token, the gradients their sum.
 TEST(TrainStep, MicrobatchesAccumulateTheBatchsGradients) {
@@ -283,7 +326,7 @@ TEST(TrainStep, RejectsMicrobatchesTheBatchOrMeshCannotTake) {
       << bad.status().ToString();
   o.microbatches = 3;
   EXPECT_TRUE(EmitTrainStep(Tiny(), o).ok());
-  EXPECT_FALSE(ParseRemat("some").ok());
+  EXPECT_FALSE(SetRemat("some", o).ok());
 }
 
 TEST(TrainStep, GradientsMatchFiniteDifferencesSwiGlu) { CheckGradients(Tiny()); }

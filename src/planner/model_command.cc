@@ -96,7 +96,7 @@ Status RunModelCommand(const ModelCommand& c, std::FILE* out) {
   }
   TPUSIM_ASSIGN_OR_RETURN(model::ModelSpec m, SelectModel(c));
   model::TrainStepOptions step = c.step;
-  TPUSIM_ASSIGN_OR_RETURN(step.remat, model::ParseRemat(c.remat));
+  TPUSIM_RETURN_IF_ERROR(model::SetRemat(c.remat, step));
   if (!c.param_dtype.empty()) {
     step.param_dtype = c.param_dtype;
   } else if (c.kind != "train") {

@@ -110,7 +110,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   o.mesh = {{"data", c.data}, {"fsdp", c.fsdp}, {"tensor", c.tensor}};
   if (c.expert > 1) o.mesh.emplace_back("expert", c.expert);
   if (c.sequence > 1) o.mesh.emplace_back("sequence", c.sequence);
-  TPUSIM_ASSIGN_OR_RETURN(o.remat, model::ParseRemat(c.remat));
+  TPUSIM_RETURN_IF_ERROR(model::SetRemat(c.remat, o));
   o.microbatches = c.microbatches;
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
   TPUSIM_ASSIGN_OR_RETURN(StepTiming t, TimeStep(text, r.model.name + ".step.mlir", slice));
@@ -203,7 +203,8 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   TPUSIM_RETURN_IF_ERROR(r.pricing.CheckRegion());
   std::vector<std::string> policies = {"full", "selective", "none"};
   if (!r.remat.empty()) {
-    TPUSIM_RETURN_IF_ERROR(model::ParseRemat(r.remat).status());
+    model::TrainStepOptions o;
+    TPUSIM_RETURN_IF_ERROR(model::SetRemat(r.remat, o));
     policies = {r.remat};
   }
   std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;

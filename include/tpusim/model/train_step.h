@@ -6,6 +6,7 @@
 #define TPUSIM_MODEL_TRAIN_STEP_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,8 +46,12 @@ struct TrainStepOptions {
   // remat_policy): kFull keeps each layer's input and recomputes the layer;
   // kSelective also keeps every matmul's output (the projections and
   // attention's output) and recomputes norms, activations and attention's
-  // probabilities; kNone keeps all of it.
-  enum class Remat { kFull, kSelective, kNone } remat = Remat::kFull;
+  // probabilities; kNone keeps all of it. kCustom keeps the layer's input
+  // and the tensors `keep` names, by MaxText's names (query_proj, key_proj,
+  // value_proj, context, out_proj, mlpwi_0, mlpwi_1, mlpwo), and
+  // recomputes the rest.
+  enum class Remat { kFull, kSelective, kNone, kCustom } remat = Remat::kFull;
+  std::set<std::string> keep;
   // The batch as this many microbatches in sequence, their gradients summed
   // before one AdamW update (MaxText's gradient_accumulation_steps).
   int64_t microbatches = 1;
@@ -66,9 +71,15 @@ struct TrainStepOptions {
   double capacity_factor = 1.25;
 };
 
-// As the command line spells them: "full", "selective", "none".
+// As the command line spells them: "full", "selective", "none", "custom".
 const char* RematName(TrainStepOptions::Remat r);
-StatusOr<TrainStepOptions::Remat> ParseRemat(const std::string& name);
+// Sets options.remat (and options.keep) from a policy as --remat spells it:
+// full, selective or none; MaxText's remat_policy names that keep tensors
+// on the device (minimal, save_dot_except_mlpwi, save_dot_except_mlp,
+// save_qkv_proj, save_out_proj); or "custom:NAME=device|remat,...".
+// Offloading to host memory (offload, MaxText's *_offloaded policies) is
+// not built: kUnimplemented, saying so.
+Status SetRemat(const std::string& policy, TrainStepOptions& options);
 
 // The step as StableHLO text: @main(parameters..., first moments...,
 // second moments..., step, tokens, targets) -> (the same updated..., loss).
