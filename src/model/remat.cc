@@ -24,9 +24,17 @@ namespace {
 // The tensors a layer can keep, by the names MaxText's decoder layers give
 // them (checkpoint_name), and the MaxText policies that keep a fixed set
 // of them on the device (save_only_these_names).
-const std::set<std::string> kTensorNames = {"decoder_layer_input", "query_proj", "key_proj",
-                                            "value_proj", "qkv_proj", "context", "out_proj",
-                                            "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo"};
+const std::set<std::string> kTensorNames = {"decoder_layer_input",
+                                            "query_proj",
+                                            "key_proj",
+                                            "value_proj",
+                                            "qkv_proj",
+                                            "context",
+                                            "out_proj",
+                                            "mlpwi",
+                                            "mlpwi_0",
+                                            "mlpwi_1",
+                                            "mlpwo"};
 const std::map<std::string, std::set<std::string>>& NamedPolicies() {
   static const auto* policies = new std::map<std::string, std::set<std::string>>{
       // checkpoint_dots_with_no_batch_dims: every projection's output.
@@ -56,7 +64,8 @@ StatusOr<std::set<std::string>> ParseCustom(const std::string& policy) {
     const std::string item = spec.substr(begin, end - begin);
     begin = end + 1;
     const size_t eq = item.find('=');
-    const std::string name = item.substr(0, eq), where = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const std::string name = item.substr(0, eq),
+                      where = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (!kTensorNames.count(name)) {
       std::string known;
       for (const std::string& n : kTensorNames) known += (known.empty() ? "" : ", ") + n;
@@ -146,10 +155,12 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
     // out_proj's output is the mid-layer residual's other half; mlpwo's
     // output is not read by the layer's backward pass, so keeping it saves
     // nothing here.
-    if (keeps("out_proj", "out_proj") && !m_.parallel_layers) out.push_back(model_dim(&LayerActs::x2));
+    if (keeps("out_proj", "out_proj") && !m_.parallel_layers)
+      out.push_back(model_dim(&LayerActs::x2));
     if (m_.IsMoe()) return out;
     const Axes hidden = {batch, seq, tensor};
-    if (Gated() && keeps("mlpwi_0", "mlpwi")) out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
+    if (Gated() && keeps("mlpwi_0", "mlpwi"))
+      out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
     if (Gated() ? keeps("mlpwi_1", "mlpwi") : keeps("mlpwi_0", "mlpwi")) {
       out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
     }

@@ -193,7 +193,9 @@ TEST(TrainStep, NamedAndCustomRematPoliciesKeepWhatTheyName) {
   TrainStepOptions o = F64();
   const std::vector<Tensor> full = RunStep(Tiny(), o);
   const std::pair<const char*, int> policies[] = {
-      {"save_qkv_proj", 3}, {"save_out_proj", 1}, {"save_dot_except_mlpwi", 4},
+      {"save_qkv_proj", 3},
+      {"save_out_proj", 1},
+      {"save_dot_except_mlpwi", 4},
       {"minimal", 6},  // q, k, v, the residual after out_proj, gate, up
       {"custom:context=device,mlpwi_1=device,query_proj=remat", 3}};  // o4, lse, up
   for (const auto& [policy, kept] : policies) {

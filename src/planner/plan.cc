@@ -259,10 +259,14 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
                     r.param_dtype + " weights" + (r.fp8 ? ", fp8 matmuls" : "") +
                     (r.int8 ? ", int8 matmuls" : "") + "; " +
                     r.pricing.Title() + "\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %-40s %-9s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
-                "mesh", "remat", "mb", "step", "MFU", "tokens/s/chip", "HBM/device (GiB)", "exposed",
-                "$/1M tok");
+  char line[512];
+  int remat_width = 9;  // a custom policy's name may be longer
+  for (const Candidate& c : candidates) {
+    remat_width = std::max(remat_width, static_cast<int>(std::min<size_t>(c.remat.size(), 120)));
+  }
+  std::snprintf(line, sizeof line, "  %-12s %-40s %-*s %3s %10s %7s %14s %18s %10s %10s\n", "slice",
+                "mesh", remat_width, "remat", "mb", "step", "MFU", "tokens/s/chip",
+                "HBM/device (GiB)", "exposed", "$/1M tok");
   out += line;
   for (const Candidate& c : candidates) {
     if (!c.fits()) continue;
@@ -270,12 +274,13 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
     if (c.usd_per_million_tokens > 0) {
       std::snprintf(usd, sizeof usd, "%.2f", c.usd_per_million_tokens);
     }
-    std::snprintf(
-        line, sizeof line, "  %-12s %-40s %-9s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
-        c.slice.c_str(), c.Mesh().c_str(), c.remat.c_str(), static_cast<long long>(c.microbatches),
-        c.step_seconds, 100 * c.mfu, c.tokens_per_s_per_chip,
-        (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
-        c.exposed_communication_seconds, usd);
+    std::snprintf(line, sizeof line,
+                  "  %-12s %-40s %-*s %3lld %9.3fs %6.1f%% %14.0f %18s %9.3fs %10s\n",
+                  c.slice.c_str(), c.Mesh().c_str(), remat_width, c.remat.c_str(),
+                  static_cast<long long>(c.microbatches), c.step_seconds, 100 * c.mfu,
+                  c.tokens_per_s_per_chip,
+                  (GiB(c.hbm_peak_bytes) + " of " + GiB(c.hbm_capacity_bytes)).c_str(),
+                  c.exposed_communication_seconds, usd);
     out += line;
   }
   std::set<std::string> split_chips;
