@@ -1,5 +1,9 @@
 // Rematerialization: what the forward loop keeps of each layer for the
 // backward pass, and how the backward pass gets back the rest.
+#include <set>
+#include <string>
+#include <string_view>
+
 #include "model/step_builder.h"
 #include "tpusim/model/train_step.h"
 
@@ -98,7 +102,8 @@ Status SetRemat(const std::string& policy, TrainStepOptions& options) {
     options.keep = it->second;
     return Status::Ok();
   }
-  if (policy.size() >= 9 && policy.compare(policy.size() - 9, 9, "offloaded") == 0) {
+  constexpr std::string_view kOffloaded = "_offloaded";  // MaxText's offloading policies
+  if (std::string_view(policy).ends_with(kOffloaded)) {
     return OffloadNotBuilt(policy);
   }
   if (policy.rfind("custom:", 0) == 0) {
@@ -133,60 +138,47 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
   };
   std::vector<SavedAct> out = {model_dim(&LayerActs::x)};
   if (o_.remat == TrainStepOptions::Remat::kFull) return out;
-  if (o_.remat == TrainStepOptions::Remat::kCustom) {
-    auto keeps = [&](const char* name, const char* group) {
-      return o_.keep.count(name) > 0 || o_.keep.count(group) > 0;
-    };
-    if (keeps("query_proj", "qkv_proj")) {
-      out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
-    }
-    if (keeps("key_proj", "qkv_proj")) {
-      out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
-    }
-    if (keeps("value_proj", "qkv_proj")) {
-      out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
-    }
-    if (keeps("context", "context") && o_.flash_attention) {
-      out.push_back(act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
-      out.push_back(act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
-    } else if (keeps("context", "context")) {
-      out.push_back(act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, seq, tensor}));
-    }
-    // out_proj's output is the mid-layer residual's other half; mlpwo's
-    // output is not read by the layer's backward pass, so keeping it saves
-    // nothing here.
-    if (keeps("out_proj", "out_proj") && !m_.parallel_layers)
-      out.push_back(model_dim(&LayerActs::x2));
-    if (m_.IsMoe()) return out;
-    const Axes hidden = {batch, seq, tensor};
-    if (Gated() && keeps("mlpwi_0", "mlpwi"))
-      out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
-    if (Gated() ? keeps("mlpwi_1", "mlpwi") : keeps("mlpwi_0", "mlpwi")) {
-      out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
-    }
-    return out;
-  }
+  // Selective and none keep every projection's output and attention's;
+  // none also the norms, the activation and the spelled-out softmax.
   const bool all = o_.remat == TrainStepOptions::Remat::kNone;
+  const std::set<std::string> kSelective = {"qkv_proj", "context", "out_proj", "mlpwi"};
+  const std::set<std::string>& kept =
+      o_.remat == TrainStepOptions::Remat::kCustom ? o_.keep : kSelective;
+  auto keeps = [&](const char* name, const char* group) {
+    return kept.count(name) > 0 || kept.count(group) > 0;
+  };
   if (all) out.push_back(model_dim(&LayerActs::h1));
-  out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
-  out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
-  out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
-  if (o_.flash_attention) {
+  if (keeps("query_proj", "qkv_proj")) {
+    out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+  }
+  if (keeps("key_proj", "qkv_proj")) {
+    out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+  }
+  if (keeps("value_proj", "qkv_proj")) {
+    out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+  }
+  if (keeps("context", "context") && o_.flash_attention) {
     out.push_back(act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
     out.push_back(act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
-  } else {
+  } else if (keeps("context", "context")) {
     if (all) out.push_back(act(&LayerActs::p, {b_, h_, s_, s_}, t, {batch, tensor, seq, whole}));
     out.push_back(act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, seq, tensor}));
   }
-  if (!m_.parallel_layers) {
+  // out_proj's output makes the mid-layer residual; mlpwo's output is not
+  // read by the layer's backward pass, so keeping it saves nothing here.
+  if (keeps("out_proj", "out_proj") && !m_.parallel_layers) {
     out.push_back(model_dim(&LayerActs::x2));
     if (all) out.push_back(model_dim(&LayerActs::h2));
   }
   // A mixture of experts' MLP is recomputed from h2 (Restore).
   if (m_.IsMoe()) return out;
   const Axes hidden = {batch, seq, tensor};
-  if (Gated()) out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
-  out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
+  if (Gated() && keeps("mlpwi_0", "mlpwi")) {
+    out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
+  }
+  if (Gated() ? keeps("mlpwi_1", "mlpwi") : keeps("mlpwi_0", "mlpwi")) {
+    out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
+  }
   if (all) out.push_back(act(&LayerActs::act, {b_, s_, f_}, t, hidden));
   return out;
 }
