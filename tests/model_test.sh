@@ -210,12 +210,24 @@ import json, sys
 plan = json.load(open("plan.json"))
 fits = [c for c in plan["candidates"] if c["fits"]]
 meshes = {(c["slice"], c["data"], c["fsdp"], c["sequence"], c["tensor"]) for c in plan["candidates"]}
-# Every mesh under the three remat policies, sequence axes among them.
-assert 3 * len(meshes) == int(sys.argv[1]) and fits, (len(meshes), sys.argv[1])
+# Every mesh under the three remat policies and the offloaded forms of two,
+# sequence axes among them.
+assert 5 * len(meshes) == int(sys.argv[1]) and fits, (len(meshes), sys.argv[1])
 assert any(c["sequence"] > 1 for c in fits)
 # Each mesh's full remat fits with the fewest microbatches: 1 here.
 assert all(c["microbatches"] == 1 for c in fits if c["remat"] == "full")
-assert {c["remat"] for c in fits} == {"full", "selective", "none"}
+assert {"full", "selective", "none"} <= {c["remat"] for c in fits}
+# An offloaded form is tried only where its policy needed more microbatches
+# than the one before it, and the plan finds some that fit with fewer.
+mesh = lambda c: (c["slice"], c["data"], c["fsdp"], c["sequence"], c["tensor"])
+by = {(mesh(c), c["remat"]): c for c in plan["candidates"]}
+forms = {"custom:decoder_layer_input=offload": "full", "minimal_offloaded": "selective"}
+for c in plan["candidates"]:
+    if c["remat"] in forms:
+        own = by[(mesh(c), forms[c["remat"]])]
+        assert not own["fits"] or own["microbatches"] > 1, (c, own)
+assert any(c["fits"] and c["microbatches"] < by[(mesh(c), "selective")]["microbatches"]
+           for c in fits if c["remat"] == "minimal_offloaded")
 times = [c["step_seconds"] for c in fits]
 assert times == sorted(times), times
 for c in fits:
@@ -317,6 +329,23 @@ grep -q '%wq: tensor<32x4096x4096xbf16>' decode.mlir || fail "decode weights are
 "$tpusim" model llama3-8b --step decode --emit decode.mlir --seq 64 --batch 2 --param-dtype f32 \
   >/dev/null || fail "decode step in f32"
 grep -q '%wq: tensor<32x4096x4096xf32>' decode.mlir || fail "--param-dtype f32 not kept"
+# Activation offload: MaxText's Llama 3.1 8B on v6e-8 (3 sequences of 8192
+# per chip) does not fit with every layer input in HBM; offloaded to host
+# it does, and the plan finds that form itself.
+"$tpusim" plan --model llama3.1-8b --slice v6e-8 --global-batch 24 --seq 8192 --mesh fsdp=8 \
+  --microbatches 1 >offload.txt 2>/dev/null || fail "offload plan: $(tail -n 1 offload.txt)"
+grep -q '^best: v6e-8 with --mesh data=1,fsdp=8,tensor=1 --remat custom:decoder_layer_input=offload --microbatches 1$' \
+  offload.txt || fail "offload plan: $(tail -n 2 offload.txt)"
+grep -q '^  rejected v6e-8 .* --remat full --microbatches 1: @main needs' offload.txt ||
+  fail "offload plan: full remat fits at 1 microbatch"
+"$tpusim" model llama3-8b --emit offload.mlir --seq 256 --batch 8 --mesh fsdp=8 \
+  --remat qkv_proj_offloaded >/dev/null || fail "qkv_proj_offloaded: emit"
+[[ $(grep -c '_xla_buffer_placement = "pinned_host"' offload.mlir) == 3 &&
+   $(grep -c '_xla_buffer_placement = "device"' offload.mlir) == 3 ]] ||
+  fail "qkv_proj_offloaded: q, k and v are not each moved to host and back"
+"$tpusim" run offload.mlir --slice v5p-16 --timing-only >offload.txt 2>&1 ||
+  fail "qkv_proj_offloaded: $(tail -n 1 offload.txt)"
+grep -q '^host memory: .* offloaded' offload.txt || fail "qkv_proj_offloaded: no host memory line"
 "$tpusim" model llama3-8b --emit train.mlir --seq 64 --batch 2 >/dev/null || fail "train step"
 grep -q '%wq: tensor<32x4096x4096xf32>' train.mlir || fail "train weights are not f32"
 
@@ -335,8 +364,6 @@ bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp x expert
   --batch 8 --mesh data=4 --microbatches 4
 bad "remat" 2 "remat policy 'some': expected full, selective, none, one of MaxText's" llama3-8b \
   --emit x.mlir --remat some
-bad "offload" 3 "offloading activations to host memory is not built yet" llama3-8b --emit x.mlir \
-  --remat custom:decoder_layer_input=offload
 bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
 bad "positions" 2 "the train step of gpt3-175b: seq 16385 exceeds the 16384 positions of its position table" \
   gpt3-175b --emit x.mlir --seq 16385

@@ -194,7 +194,7 @@ int Main(int argc, char** argv) {
       ->add_option("--remat", model.remat,
                    "what the backward pass recomputes: full (keeps layer inputs), selective "
                    "(keeps matmul outputs), none, a MaxText remat_policy (minimal, "
-                   "save_qkv_proj, ...) or custom:NAME=device|remat,...")
+                   "qkv_proj_offloaded, ...) or custom:NAME=device|offload|remat,...")
       ->capture_default_str();
   model_cmd->add_flag("--fp8", model.step.fp8,
                       "the projections' matmuls in fp8 (e4m3, gradients e5m2), scaled per tensor");
@@ -255,7 +255,7 @@ int Main(int argc, char** argv) {
   plan_cmd->add_flag("--int8", plan.int8, "the projections' matmuls in int8");
   plan_cmd->add_option("--remat", plan.remat,
                        "one remat policy (full, selective, none, a MaxText remat_policy or "
-                       "custom:NAME=device|remat,...) in place of each");
+                       "custom:NAME=device|offload|remat,...) in place of each");
   plan_cmd->add_option("--microbatches", plan.microbatches,
                        "microbatches per step (default: the fewest that fit)");
   std::string prices_file;

@@ -129,7 +129,10 @@ Status RunBufferAssignment(ir::Module& module, PassContext& ctx) {
   ctx.notes.push_back("buffer assignment: @" + plan.function + " needs " +
                       FormatBinaryBytes(plan.peak_bytes) + " of HBM (" +
                       FormatBinaryBytes(plan.sum_of_buffers) + " without reuse, " +
-                      std::to_string(plan.num_buffers) + " buffers)");
+                      std::to_string(plan.num_buffers) + " buffers)" +
+                      (plan.host_bytes > 0
+                           ? "; " + FormatBinaryBytes(plan.host_bytes) + " in host memory"
+                           : ""));
   const bool fits = plan.peak_bytes <= plan.capacity_bytes;
   std::string message = fits ? "" : OutOfMemoryMessage(plan, ctx.chip->name);
   ctx.memory = std::move(plan);

@@ -252,6 +252,72 @@ func.func @main(%w: tensor<8x128xf32>, %x: tensor<8x128xf32>) -> tensor<8x128xf3
   EXPECT_EQ(plan.num_buffers, 6);
 }
 
+// A forward loop stacks each layer's value, a backward loop reads them back;
+// `to_host` and `to_device` are how %y and %r move (or not), up to the type.
+std::string Stacking(const std::string& to_host, const std::string& to_device) {
+  std::string text = R"(
+func.func @main(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<4x8x128xf32>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %f:3 = "stablehlo.while"(%i0, %x, %z) ({
+    ^bb0(%i: tensor<i32>, %h: tensor<8x128xf32>, %s: tensor<4x8x128xf32>):
+      %n = stablehlo.constant dense<4> : tensor<i32>
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+  }, {
+    ^bb0(%i: tensor<i32>, %h: tensor<8x128xf32>, %s: tensor<4x8x128xf32>):
+      %y = stablehlo.exponential %h : tensor<8x128xf32>
+      %m = TO_HOST tensor<8x128xf32>
+      %r = stablehlo.reshape %m : (tensor<8x128xf32>) -> tensor<1x8x128xf32>
+      %c0 = stablehlo.constant dense<0> : tensor<i32>
+      %u = stablehlo.dynamic_update_slice %s, %r, %i, %c0, %c0 : (tensor<4x8x128xf32>, tensor<1x8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<4x8x128xf32>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %j, %y, %u : tensor<i32>, tensor<8x128xf32>, tensor<4x8x128xf32>
+  }) : (tensor<i32>, tensor<8x128xf32>, tensor<4x8x128xf32>) -> (tensor<i32>, tensor<8x128xf32>, tensor<4x8x128xf32>)
+  %b:3 = "stablehlo.while"(%i0, %f#1, %f#2) ({
+    ^bb0(%i: tensor<i32>, %h: tensor<8x128xf32>, %s: tensor<4x8x128xf32>):
+      %n = stablehlo.constant dense<4> : tensor<i32>
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+  }, {
+    ^bb0(%i: tensor<i32>, %h: tensor<8x128xf32>, %s: tensor<4x8x128xf32>):
+      %c0 = stablehlo.constant dense<0> : tensor<i32>
+      %d = stablehlo.dynamic_slice %s, %i, %c0, %c0, sizes = [1, 8, 128] : (tensor<4x8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x8x128xf32>
+      %r = stablehlo.reshape %d : (tensor<1x8x128xf32>) -> tensor<8x128xf32>
+      %m = TO_DEVICE tensor<8x128xf32>
+      %g = stablehlo.add %h, %m : tensor<8x128xf32>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %j, %g, %s : tensor<i32>, tensor<8x128xf32>, tensor<4x8x128xf32>
+  }) : (tensor<i32>, tensor<8x128xf32>, tensor<4x8x128xf32>) -> (tensor<i32>, tensor<8x128xf32>, tensor<4x8x128xf32>)
+  func.return %b#1 : tensor<8x128xf32>
+})";
+  for (const auto& [macro, with] : {std::pair{"TO_HOST", to_host}, {"TO_DEVICE", to_device}}) {
+    const size_t at = text.find(macro);
+    text.replace(at, std::string(macro).size(), with);
+  }
+  return text;
+}
+
+std::string Move(const std::string& value, const std::string& space) {
+  return "stablehlo.custom_call @annotate_device_placement(" + value +
+         ") {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = \"" +
+         space + "\"}} : (tensor<8x128xf32>) ->";
+}
+
+// Offloaded, the stack lives in host memory, zeros and updates alike, and
+// the plan counts its bytes there instead of in HBM.
+TEST(BufferAssignment, AnOffloadedStackIsInHostMemoryNotHbm) {
+  const std::string host = Stacking(Move("%y", "pinned_host"), Move("%r", "device"));
+  const std::string hbm = Stacking("stablehlo.negate %y :", "stablehlo.negate %r :");
+  MemoryPlan offloaded = PlanMain(host), kept = PlanMain(hbm);
+  EXPECT_EQ(offloaded.host_bytes, 4 * kTile);
+  EXPECT_EQ(kept.host_bytes, 0);
+  // The stack, and the layer the backward loop slices: read from the host.
+  EXPECT_EQ(kept.peak_bytes - offloaded.peak_bytes, 5 * kTile);
+}
+
 TEST(BufferAssignment, ValuesUsedInABodyLiveThroughTheLoop) {
   // %k's only use is inside the body, so it is live while the loop runs.
   MemoryPlan plan = PlanMain(R"(

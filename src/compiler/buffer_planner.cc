@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/best_fit_heap.h"
+#include "compiler/host_placement.h"
 #include "tpusim/hw/layout.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/ops/op_def.h"
@@ -137,6 +138,7 @@ Status FunctionPlanner::Run() {
                          std::to_string(f_.body().num_blocks()) + " blocks");
   }
   leaves_.assign(f_.num_values(), {});
+  host_ = HostPlacedValues(f_);
   scopes_.emplace_back();
   TPUSIM_RETURN_IF_ERROR(PlanBlock(f_.entry(), 0, {}).WithContext("@" + f_.name()));
   const Scope& top = scopes_[0];
@@ -163,6 +165,7 @@ MemoryPlan FunctionPlanner::Plan(int64_t capacity_bytes) const {
   plan.fragmentation_bytes = top.heap - plan.argument_bytes - plan.result_bytes -
                              plan.constant_bytes - plan.temp_bytes;
   plan.max_live_bytes = top.max_live;
+  plan.host_bytes = host_bytes_;
   plan.sum_of_buffers = body_.sum_of_buffers;
   plan.num_buffers = body_.num_buffers;
   plan.live_at_peak = top.live_at_peak;
@@ -496,6 +499,18 @@ Status FunctionPlanner::NewBuffers(ir::Value v, BufferKind kind, int scope, int 
   ids.clear();
   std::string op = v.is_block_argument() ? "parameter " + std::to_string(v.index())
                                          : Where(*v.defining_op());
+  if (host_[v.id()]) {
+    // No HBM. The entry's own host buffers are counted once: a loop or an
+    // update in place writes into one that exists.
+    const ir::Operation* def = v.defining_op();
+    const bool in_place = def != nullptr && (def->name_str() == "stablehlo.while" ||
+                                             def->name_str() == "stablehlo.dynamic_update_slice");
+    for (const Leaf& leaf : leaves) {
+      ids.push_back(-1);
+      if (scope == 0 && is_entry_ && !in_place) host_bytes_ += hw::PaddedBytes(leaf.type);
+    }
+    return Status::Ok();
+  }
   for (const Leaf& leaf : leaves) {
     int64_t bytes = hw::PaddedBytes(leaf.type);
     if (bytes == 0) {

@@ -108,6 +108,8 @@ class FunctionPlanner {
   std::vector<Buffer> buffers_;
   std::vector<Scope> scopes_;
   std::vector<std::vector<int>> leaves_;  // by value id: a buffer per tensor, -1 for none
+  std::vector<bool> host_;                // by value id: stored in host memory, not HBM
+  int64_t host_bytes_ = 0;
   BodyPlan body_;
 };
 

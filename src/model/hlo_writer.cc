@@ -244,6 +244,13 @@ Val HloWriter::Constraint(const Val& a, const std::string& sharding) {
   return Emit("sdy.sharding_constraint " + a.name + " " + body + " :", a.shape, a.element);
 }
 
+Val HloWriter::Place(const Val& a, const std::string& space) {
+  return Emit("stablehlo.custom_call @annotate_device_placement(" + a.name +
+                  ") {has_side_effect = true, mhlo.frontend_attributes = "
+                  "{_xla_buffer_placement = \"" + space + "\"}} : (" + a.Type() + ") ->",
+              a.shape, a.element);
+}
+
 std::vector<Val> HloWriter::Generic(const std::string& name, const std::vector<Val>& operands,
                                     const std::vector<Val>& results, const std::string& attrs) {
   const std::string base = Fresh();

@@ -70,6 +70,9 @@ class HloWriter {
                            const std::vector<Val>& results, const std::string& attrs);
   // `a` held as `sharding` says (a #sdy.sharding attribute; empty: `a`).
   Val Constraint(const Val& a, const std::string& sharding);
+  // `a` moved to memory `space` ("pinned_host", or "device" to bring it
+  // back), as JAX marks an offloaded value.
+  Val Place(const Val& a, const std::string& space);
 
  private:
   Val Emit(const std::string& rhs, Dims shape, const std::string& element);

@@ -39,27 +39,38 @@ const std::set<std::string> kTensorNames = {"decoder_layer_input",
                                             "mlpwi_0",
                                             "mlpwi_1",
                                             "mlpwo"};
-const std::map<std::string, std::set<std::string>>& NamedPolicies() {
-  static const auto* policies = new std::map<std::string, std::set<std::string>>{
-      // checkpoint_dots_with_no_batch_dims: every projection's output.
-      {"minimal", {"qkv_proj", "out_proj", "mlpwi", "mlpwo"}},
-      {"save_dot_except_mlpwi", {"qkv_proj", "out_proj", "mlpwo"}},
-      {"save_dot_except_mlp", {"qkv_proj", "out_proj"}},
-      {"save_qkv_proj", {"qkv_proj"}},
-      {"save_out_proj", {"out_proj"}},
+// MaxText's named policies: the tensors each keeps on the device
+// (save_only_these_names) or sends to host memory (the *_offloaded ones,
+// save_and_offload_only_these_names).
+struct NamedPolicy {
+  std::set<std::string> keep, offload;
+};
+const std::map<std::string, NamedPolicy>& NamedPolicies() {
+  // checkpoint_dots_with_no_batch_dims: every projection's output.
+  static const std::set<std::string> kMinimal = {"qkv_proj", "out_proj", "mlpwi", "mlpwo"};
+  static const auto* policies = new std::map<std::string, NamedPolicy>{
+      {"minimal", {.keep = kMinimal}},
+      {"minimal_with_context", {.keep = {"qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"}}},
+      {"save_dot_with_context_except_mlp", {.keep = {"qkv_proj", "context", "out_proj"}}},
+      {"save_dot_except_mlpwi", {.keep = {"qkv_proj", "out_proj", "mlpwo"}}},
+      {"save_dot_except_mlp", {.keep = {"qkv_proj", "out_proj"}}},
+      {"save_qkv_proj", {.keep = {"qkv_proj"}}},
+      {"save_out_proj", {.keep = {"out_proj"}}},
+      {"qkv_proj_offloaded", {.offload = {"qkv_proj"}}},
+      {"minimal_offloaded", {.offload = kMinimal}},
   };
   return *policies;
 }
 
-Status OffloadNotBuilt(const std::string& policy) {
-  return Unimplemented("remat policy '" + policy +
-                       "': offloading activations to host memory is not built yet; keep them "
-                       "on the device (device) or recompute them (remat)");
+std::string NamedPolicyList() {
+  std::string out;
+  for (const auto& [name, policy] : NamedPolicies()) out += (out.empty() ? "" : ", ") + name;
+  return out;
 }
 
-// "custom:query_proj=device,mlpwi=remat" -> the names kept on the device.
-StatusOr<std::set<std::string>> ParseCustom(const std::string& policy) {
-  std::set<std::string> keep;
+// "custom:query_proj=device,mlpwi=offload" -> the names kept on the device
+// and those sent to host memory.
+Status ParseCustom(const std::string& policy, TrainStepOptions& options) {
   const std::string spec = policy.substr(std::string("custom:").size());
   size_t begin = 0;
   while (begin <= spec.size()) {
@@ -76,20 +87,23 @@ StatusOr<std::set<std::string>> ParseCustom(const std::string& policy) {
       return InvalidArgument("remat policy '" + policy + "': unknown tensor '" + name +
                              "' (expected " + known + ")");
     }
-    if (where == "offload") return OffloadNotBuilt(policy);
-    if (where != "device" && where != "remat") {
+    if (where == "device") {
+      options.keep.insert(name);
+    } else if (where == "offload") {
+      options.offload.insert(name);
+    } else if (where != "remat") {
       return InvalidArgument("remat policy '" + policy + "': " + name +
                              " must be device, offload or remat, not '" + where + "'");
     }
-    if (where == "device") keep.insert(name);
   }
-  return keep;
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status SetRemat(const std::string& policy, TrainStepOptions& options) {
   options.keep.clear();
+  options.offload.clear();
   for (auto r : {TrainStepOptions::Remat::kFull, TrainStepOptions::Remat::kSelective,
                  TrainStepOptions::Remat::kNone}) {
     if (policy == RematName(r)) {
@@ -99,22 +113,17 @@ Status SetRemat(const std::string& policy, TrainStepOptions& options) {
   }
   if (auto it = NamedPolicies().find(policy); it != NamedPolicies().end()) {
     options.remat = TrainStepOptions::Remat::kCustom;
-    options.keep = it->second;
+    options.keep = it->second.keep;
+    options.offload = it->second.offload;
     return Status::Ok();
-  }
-  constexpr std::string_view kOffloaded = "_offloaded";  // MaxText's offloading policies
-  if (std::string_view(policy).ends_with(kOffloaded)) {
-    return OffloadNotBuilt(policy);
   }
   if (policy.rfind("custom:", 0) == 0) {
-    TPUSIM_ASSIGN_OR_RETURN(options.keep, ParseCustom(policy));
     options.remat = TrainStepOptions::Remat::kCustom;
-    return Status::Ok();
+    return ParseCustom(policy, options);
   }
   return InvalidArgument("remat policy '" + policy +
-                         "': expected full, selective, none, one of MaxText's (minimal, "
-                         "save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, "
-                         "save_out_proj) or custom:NAME=device|remat,...");
+                         "': expected full, selective, none, one of MaxText's (" +
+                         NamedPolicyList() + ") or custom:NAME=device|offload|remat,...");
 }
 
 // Selective keeps the matmuls' outputs, as MaxText's minimal policy: the
@@ -136,49 +145,54 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
                  const Axes& axes) {
     return SavedAct{field, shape, element, axes, axes};
   };
+  const bool custom = o_.remat == TrainStepOptions::Remat::kCustom;
+  auto names = [](const std::set<std::string>& set, const char* name, const char* group) {
+    return set.count(name) > 0 || set.count(group) > 0;
+  };
   std::vector<SavedAct> out = {model_dim(&LayerActs::x)};
+  out[0].offload = custom && o_.offload.count("decoder_layer_input") > 0;
   if (o_.remat == TrainStepOptions::Remat::kFull) return out;
   // Selective and none keep every projection's output and attention's;
   // none also the norms, the activation and the spelled-out softmax.
   const bool all = o_.remat == TrainStepOptions::Remat::kNone;
   const std::set<std::string> kSelective = {"qkv_proj", "context", "out_proj", "mlpwi"};
-  const std::set<std::string>& kept =
-      o_.remat == TrainStepOptions::Remat::kCustom ? o_.keep : kSelective;
-  auto keeps = [&](const char* name, const char* group) {
-    return kept.count(name) > 0 || kept.count(group) > 0;
+  const std::set<std::string>& kept = custom ? o_.keep : kSelective;
+  // Where a policy puts tensor `n` of group `g`; kept on the device wins
+  // where it names the tensor both ways (by itself and by its group).
+  auto host = [&](const char* n, const char* g) {
+    return custom && !names(kept, n, g) && names(o_.offload, n, g);
+  };
+  auto keeps = [&](const char* n, const char* g) { return names(kept, n, g) || host(n, g); };
+  // Appends `a` if the policy keeps it.
+  auto save = [&](const char* n, const char* g, SavedAct a) {
+    if (!keeps(n, g)) return;
+    a.offload = host(n, g);
+    out.push_back(std::move(a));
   };
   if (all) out.push_back(model_dim(&LayerActs::h1));
-  if (keeps("query_proj", "qkv_proj")) {
-    out.push_back(act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
-  }
-  if (keeps("key_proj", "qkv_proj")) {
-    out.push_back(act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
-  }
-  if (keeps("value_proj", "qkv_proj")) {
-    out.push_back(act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
-  }
-  if (keeps("context", "context") && o_.flash_attention) {
-    out.push_back(act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
-    out.push_back(act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
+  save("query_proj", "qkv_proj", act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+  save("key_proj", "qkv_proj",
+       act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+  save("value_proj", "qkv_proj",
+       act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
+  if (o_.flash_attention) {
+    save("context", "context", act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+    save("context", "context", act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
   } else if (keeps("context", "context")) {
     if (all) out.push_back(act(&LayerActs::p, {b_, h_, s_, s_}, t, {batch, tensor, seq, whole}));
-    out.push_back(act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, seq, tensor}));
+    save("context", "context", act(&LayerActs::o, {b_, s_, h_ * hd_}, t, {batch, seq, tensor}));
   }
   // out_proj's output makes the mid-layer residual; mlpwo's output is not
   // read by the layer's backward pass, so keeping it saves nothing here.
   if (keeps("out_proj", "out_proj") && !m_.parallel_layers) {
-    out.push_back(model_dim(&LayerActs::x2));
+    save("out_proj", "out_proj", model_dim(&LayerActs::x2));
     if (all) out.push_back(model_dim(&LayerActs::h2));
   }
   // A mixture of experts' MLP is recomputed from h2 (Restore).
   if (m_.IsMoe()) return out;
   const Axes hidden = {batch, seq, tensor};
-  if (Gated() && keeps("mlpwi_0", "mlpwi")) {
-    out.push_back(act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
-  }
-  if (Gated() ? keeps("mlpwi_1", "mlpwi") : keeps("mlpwi_0", "mlpwi")) {
-    out.push_back(act(&LayerActs::up, {b_, s_, f_}, t, hidden));
-  }
+  if (Gated()) save("mlpwi_0", "mlpwi", act(&LayerActs::gate, {b_, s_, f_}, t, hidden));
+  save(Gated() ? "mlpwi_1" : "mlpwi_0", "mlpwi", act(&LayerActs::up, {b_, s_, f_}, t, hidden));
   if (all) out.push_back(act(&LayerActs::act, {b_, s_, f_}, t, hidden));
   return out;
 }

@@ -52,13 +52,14 @@ struct LayerActs {
 };
 
 // A LayerActs field that the forward loop keeps for the backward pass: its
-// shape and type in one layer, and its mesh axes as the layer computes it
-// and as the stack stores it.
+// shape and type in one layer, its mesh axes as the layer computes it and
+// as the stack stores it, and whether the stack is in host memory.
 struct SavedAct {
   Val LayerActs::*field;
   Dims shape;
   std::string element;
   std::vector<std::vector<std::string>> axes, stored_axes;
+  bool offload = false;
 };
 
 // A batch's gradients, by parameter name, in the parameters' type, and

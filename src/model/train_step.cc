@@ -313,20 +313,29 @@ Weights StepBuilder::LayerWeights(const std::map<std::string, Val>& stacks, cons
 // Mean cross-entropy of `logits` (f32) against `targets`; its gradient in
 // `dlogits`.
 Val StepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) {
-  const Val mx = w_.Reduce("maximum", logits, {2});
-  const Val e = w_.Unary("exponential", Lead("subtract", logits, mx));
-  const Val z = w_.Reduce("add", e, {2});
+  // Each kernel that reads the logits widens them itself and each that
+  // reads the one-hot targets makes its own, as XLA duplicates a cheap
+  // producer into its users: the logits stay in HBM in their own type and
+  // no [b, s, vocab] mask is stored.
+  auto wide = [&] { return w_.Convert(logits, WideType()); };
+  auto hot = [&] {
+    const Val vocab = w_.Constraint(w_.Iota(logits.shape, 2, "i32"), LogitsSharding());
+    return w_.Compare("EQ", vocab, w_.Broadcast(targets, logits.shape, {0, 1}));
+  };
+  const Val mx = w_.Reduce("maximum", wide(), {2});
+  const Val z = w_.Reduce("add", w_.Unary("exponential", Lead("subtract", wide(), mx)), {2});
   const Val lse = Add(w_.Unary("log", z), mx);
-  const Val vocab = w_.Constraint(w_.Iota(logits.shape, 2, "i32"), LogitsSharding());
-  const Val hot = w_.Compare("EQ", vocab, w_.Broadcast(targets, logits.shape, {0, 1}));
-  const Val picked = w_.Reduce("add", w_.Select(hot, logits, Fill(0, logits)), {2});
+  auto splat = [&](double v) { return w_.Splat(v, logits.shape, WideType()); };
+  const Val picked = w_.Reduce("add", w_.Select(hot(), wide(), splat(0)), {2});
   // The mean over the whole batch: microbatches' losses and gradients sum.
   const double tokens = static_cast<double>(o_.batch * s_);
   const Val loss = w_.Binary("divide", w_.Reduce("add", Sub(lse, picked), {0, 1}),
-                             Scalar(tokens, logits.element));
-  const Val softmax = Lead("divide", e, z);
-  const Val onehot = w_.Select(hot, Fill(1, logits), Fill(0, logits));
-  dlogits = w_.Binary("divide", Sub(softmax, onehot), Fill(tokens, logits));
+                             Scalar(tokens, mx.element));
+  // The gradient recomputes the probabilities from the logits and their
+  // log-sum-exp in one kernel, as the cross entropy's VJP does.
+  const Val softmax = w_.Unary("exponential", Lead("subtract", wide(), lse));
+  const Val onehot = w_.Select(hot(), splat(1), splat(0));
+  dlogits = w_.Binary("divide", Sub(softmax, onehot), splat(tokens));
   return loss;
 }
 
@@ -417,7 +426,12 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
     const LayerActs acts = Forward(LayerWeights(st, a[0]), a[1]);
     std::vector<Val> next = {Add(a[0], one), acts.y};
     for (size_t k = 0; k < ns; ++k) {
-      next.push_back(w_.SetLayer(a[2 + k], acts.*saved[k].field, a[0]));
+      Val layer = acts.*saved[k].field;
+      // Stored as the stack is split, then moved: each device its own shard.
+      if (saved[k].offload) {
+        layer = w_.Place(w_.Constraint(layer, Sharding(saved[k].stored_axes)), "pinned_host");
+      }
+      next.push_back(w_.SetLayer(a[2 + k], layer, a[0]));
     }
     next.insert(next.end(), a.begin() + 2 + static_cast<int64_t>(ns), a.end());
     return next;
@@ -432,7 +446,7 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
       w_.Constraint(w_.Dot(hf, out, {}, {}, {2}, {m_.tied_embeddings ? 1 : 0}), LogitsSharding());
   Val dlogits;
   BatchGrads r;
-  r.loss = Loss(w_.Convert(logits, WideType()), targets, dlogits);
+  r.loss = Loss(logits, targets, dlogits);
   dlogits = w_.Convert(dlogits, o_.dtype);
   const Val dhf = w_.Dot(dlogits, out, {}, {}, {2}, {m_.tied_embeddings ? 0 : 1});
   const Val dout = w_.Dot(hf, dlogits, {}, {}, {0, 1}, {0, 1}, o_.param_dtype);  // d x vocab
@@ -456,7 +470,8 @@ BatchGrads StepBuilder::Gradients(const std::vector<Param>& params,
     const Weights weights = LayerWeights(st, i);
     LayerActs kept;
     for (size_t k = 0; k < ns; ++k) {
-      const Val layer = w_.Layer(a[2 + k], i);
+      Val layer = w_.Layer(a[2 + k], i);
+      if (saved[k].offload) layer = w_.Place(layer, "device");
       // Restore constrains the layer's input as Forward does.
       kept.*saved[k].field = k == 0 ? layer : w_.Constraint(layer, Sharding(saved[k].axes));
     }

@@ -215,20 +215,53 @@ TEST(TrainStep, NamedAndCustomRematPoliciesKeepWhatTheyName) {
   }
 }
 
+// Offloading policies save what they name in host memory: each such
+// tensor moves to pinned_host in the forward loop and back to the device in
+// the backward loop, as JAX marks them, and the step is full remat's.
+TEST(TrainStep, OffloadingPoliciesMoveWhatTheyNameToHostAndBack) {
+  TrainStepOptions o = F64();
+  const std::vector<Tensor> full = RunStep(Tiny(), o);
+  const std::pair<const char*, int> policies[] = {
+      {"qkv_proj_offloaded", 3},
+      {"minimal_offloaded", 6},
+      {"custom:decoder_layer_input=offload", 1},
+      // Kept on the device wins where a tensor is named both ways: k, v.
+      {"custom:qkv_proj=offload,query_proj=device,mlpwi_0=offload", 3}};
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const auto& [policy, offloaded] : policies) {
+    SCOPED_TRACE(policy);
+    ASSERT_TRUE(SetRemat(policy, o).ok());
+    ExpectSameResults(RunStep(Tiny(), o), full);
+    auto text = EmitTrainStep(Tiny(), o);
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(count(*text, "_xla_buffer_placement = \"pinned_host\""), offloaded);
+    EXPECT_EQ(count(*text, "_xla_buffer_placement = \"device\""), offloaded);
+  }
+  for (bool flash : {true, false}) {
+    TrainStepOptions f = F64(flash);
+    ASSERT_TRUE(SetRemat("custom:decoder_layer_input=offload,context=offload", f).ok());
+    CheckGradients(Tiny(), f);
+  }
+}
+
 TEST(TrainStep, RematPoliciesThatCannotBeBuiltAreRefused) {
   TrainStepOptions o;
-  Status offload = SetRemat("custom:decoder_layer_input=offload", o);
-  EXPECT_EQ(offload.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(offload.message().find("offloading activations to host memory is not built"),
-            std::string::npos);
-  EXPECT_EQ(SetRemat("qkv_proj_offloaded", o).code(), StatusCode::kUnimplemented);
   Status unknown = SetRemat("custom:attention=device", o);
   EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.message().find("unknown tensor 'attention' (expected context,"),
             std::string::npos)
       << unknown.message();
-  EXPECT_EQ(SetRemat("custom:mlpwo=host", o).code(), StatusCode::kInvalidArgument);
+  Status where = SetRemat("custom:mlpwo=host", o);
+  EXPECT_EQ(where.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(where.message().find("mlpwo must be device, offload or remat, not 'host'"),
+            std::string::npos)
+      << where.message();
   EXPECT_EQ(SetRemat("most", o).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SetRemat("everything_offloaded", o).code(), StatusCode::kInvalidArgument);
 }
 
 // Two microbatches of 2 give the batch of 4's step: the loss is the mean

@@ -91,13 +91,21 @@ StatusOr<std::vector<ir::Type>> InferCustomCall(const ir::Operation& op,
   return types;
 }
 
+// The rule the call declares, else its target's own.
+std::optional<ShardingRule> CustomCallShardingRule(const ir::Operation& op) {
+  if (std::optional<ShardingRule> declared = DeclaredShardingRule(op)) return declared;
+  const CustomCallDef* def = CustomCallRegistry::Lookup(CallTarget(op));
+  if (def == nullptr || !def->sharding_rule) return std::nullopt;
+  return def->sharding_rule(op);
+}
+
 TPUSIM_REGISTER_OP({.name = "stablehlo.custom_call",
                     .verify = VerifyCustomCall,
                     .infer = InferCustomCall,
                     .eval = EvalCustomCall,
                     .work = CustomCallWork,
                     .side_effects = true,
-                    .sharding_rule = DeclaredShardingRule});
+                    .sharding_rule = CustomCallShardingRule});
 
 }  // namespace
 

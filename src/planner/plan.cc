@@ -146,24 +146,45 @@ std::vector<int64_t> MicrobatchCounts(const PlanRequest& r, const Candidate& c) 
   return out;
 }
 
+// The policy that keeps what `policy` keeps but in host memory, MaxText's
+// way: the layer inputs for full remat, the matmuls' outputs for selective.
+// Empty where there is none.
+std::string Offloaded(const std::string& policy) {
+  if (policy == "full") return "custom:decoder_layer_input=offload";
+  if (policy == "selective") return "minimal_offloaded";
+  return "";
+}
+
 // Mesh `mesh` under each policy of `policies` (least memory first), each
 // with the fewest microbatches that fit: a policy that keeps more needs at
 // least the count the one before it needed, and none fits where that one
-// did not. Appends one candidate per policy tried.
+// did not. Where a policy needs more microbatches than the one before it
+// (or does not fit), its offloaded form is tried with the counts it could
+// not fit. Appends one candidate per policy tried.
 Status SearchMesh(const PlanRequest& r, const pod::Slice& slice, const Candidate& mesh,
                   const std::vector<std::string>& policies, std::vector<Candidate>& out) {
   const std::vector<int64_t> counts = MicrobatchCounts(r, mesh);
   size_t from = 0;
-  for (const std::string& policy : policies) {
-    if (from == counts.size()) break;
+  auto search = [&](const std::string& policy, size_t first, size_t last) -> StatusOr<size_t> {
     Candidate c = mesh;
     c.remat = policy;
-    for (; from < counts.size(); ++from) {
-      c.microbatches = counts[from];
+    size_t at = first;
+    for (; at < last; ++at) {
+      c.microbatches = counts[at];
       TPUSIM_RETURN_IF_ERROR(Evaluate(r, slice, c));
       if (c.fits()) break;
     }
     out.push_back(std::move(c));
+    return at;
+  };
+  for (const std::string& policy : policies) {
+    if (from == counts.size()) break;
+    TPUSIM_ASSIGN_OR_RETURN(const size_t fit, search(policy, from, counts.size()));
+    const std::string offloaded = r.remat.empty() ? Offloaded(policy) : "";
+    if (fit > from && !offloaded.empty()) {
+      TPUSIM_RETURN_IF_ERROR(search(offloaded, from, fit).status());
+    }
+    from = fit;
   }
   return Status::Ok();
 }
@@ -207,6 +228,9 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
     TPUSIM_RETURN_IF_ERROR(model::SetRemat(r.remat, o));
     policies = {r.remat};
   }
+  // Candidates per mesh at most: each policy and its offloaded form.
+  size_t tries = 0;
+  for (const std::string& p : policies) tries += r.remat.empty() && !Offloaded(p).empty() ? 2 : 1;
   std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;
   size_t total = 0;
   for (const std::string& name : r.slices) {
@@ -232,11 +256,12 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
       TPUSIM_RETURN_IF_ERROR(
           SearchMesh(r, slice, mesh, policies, out).WithContext(mesh.slice + " " + mesh.Mesh()));
       if (!progress) continue;
+      // Policies skipped (none fits where a leaner one did not, an
+      // offloaded form where the policy fit) count done.
+      done += static_cast<int>(tries - (out.size() - first));
       for (size_t i = first; i < out.size(); ++i) {
-        progress(out[i], ++done, static_cast<int>(total * policies.size()));
+        progress(out[i], ++done, static_cast<int>(total * tries));
       }
-      // Policies skipped (none fits where a leaner one did not) count done.
-      done += static_cast<int>(policies.size() - (out.size() - first));
     }
   }
   // Unpriced candidates rank after priced ones by cost.

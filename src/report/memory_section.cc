@@ -36,6 +36,10 @@ std::string MemoryText(const MemoryPlan& p) {
   if (!parts.empty()) os << ": " << parts;
   os << "; without reuse " << FormatBinaryBytes(p.sum_of_buffers) << "; " << p.num_buffers
      << (p.num_buffers == 1 ? " buffer\n" : " buffers\n");
+  if (p.host_bytes > 0) {
+    os << "host memory: " << FormatBinaryBytes(p.host_bytes)
+       << " offloaded (not in HBM; moved over the host link)\n";
+  }
   if (p.live_at_peak.empty()) return os.str();
   os << "  at the peak (" << p.peak_at << "), largest live buffers:\n";
   for (const LiveBuffer& b : p.live_at_peak) {
@@ -60,6 +64,7 @@ json MemoryJson(const MemoryPlan& p) {
           {"max_live_bytes", p.max_live_bytes},
           {"sum_of_buffers", p.sum_of_buffers},
           {"num_buffers", p.num_buffers},
+          {"host_bytes", p.host_bytes},
           {"peak_at", p.peak_at},
           {"live_at_peak", live}};
 }

@@ -1,5 +1,7 @@
 // The Chrome/Perfetto trace: process ids are 1 for the slice's links and
 // 2 + d for device d, so that the viewer lists the links first.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tpusim/report/report.h"
@@ -54,7 +56,7 @@ class TraceWriter {
 // the busiest link of each torus axis and on the DCN goes to the links'
 // process.
 void DetailedDevice(const timing::Timeline& timeline, const std::string& name, TraceWriter& w) {
-  const int pid = DevicePid(0), collectives = hw::kNumUnits + 1;
+  const int pid = DevicePid(0), collectives = hw::kNumUnits + 1, host = hw::kNumUnits + 2;
   const int rank = timeline.slice() ? timeline.slice()->topology.rank() : 0;
   w.Process(pid, name);
   w.Track(pid, 0, "ops");
@@ -69,6 +71,9 @@ void DetailedDevice(const timing::Timeline& timeline, const std::string& name, T
     w.Track(kLinksPid, rank, "dcn");
   }
   const std::vector<timing::Span> spans = timeline.Spans();
+  if (std::any_of(spans.begin(), spans.end(), [](const auto& s) { return s.host_transfer; })) {
+    w.Track(pid, host, "host transfers");
+  }
   for (size_t i = 0; i < spans.size(); ++i) {
     const timing::Span& s = spans[i];
     const timing::OpEvent& e = timeline.events()[i];
@@ -77,7 +82,8 @@ void DetailedDevice(const timing::Timeline& timeline, const std::string& name, T
       w.Span(kLinksPid, a, s.name, s.start_s, e.cost.ici_axis_seconds[a] * n);
     }
     w.Span(kLinksPid, rank, s.name, s.start_s, e.cost.dcn_seconds * n);
-    if (json* op = w.Span(pid, s.communication ? collectives : 0, s.name, s.start_s, s.seconds)) {
+    const int track = s.communication ? collectives : s.host_transfer ? host : 0;
+    if (json* op = w.Span(pid, track, s.name, s.start_s, s.seconds)) {
       (*op)["args"] = {{"location", e.op->loc().ToString()},
                        {"bound", hw::BoundName(e.cost.bound)},
                        {"flops", e.cost.flops * e.count},

@@ -304,6 +304,19 @@ TEST(Partitioner, CustomCallsSplitByTheirDeclaredRule) {
   EXPECT_EQ(p.Find("stablehlo.custom_call")->result(0).type().shape(), (ir::Shape{4, 4}));
 }
 
+// A move to host memory has a rule of its own: each device moves its shard.
+TEST(Partitioner, AMoveToHostSplitsAsItsOperand) {
+  Partitioned p = PartitionText(Program(2, R"(
+  func.func @main(%x: tensor<8xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> tensor<8xf32> {
+    %0 = stablehlo.custom_call @annotate_device_placement(%x) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  })"));
+  ASSERT_TRUE(p.module);
+  EXPECT_EQ(p.Count("stablehlo.all_gather"), 0);
+  EXPECT_EQ(p.stats.replicated_ops, 0);
+  EXPECT_EQ(p.Find("stablehlo.custom_call")->result(0).type().shape(), (ir::Shape{4}));
+}
+
 // An op without a rule runs on whole arrays; its sharded operand is gathered.
 TEST(Partitioner, OpsWithoutRulesRunWhole) {
   Partitioned p = PartitionText(Program(2, R"(

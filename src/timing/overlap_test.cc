@@ -141,6 +141,48 @@ module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   EXPECT_NEAR(t->exposed_communication_seconds(), gather / 16, gather * 1e-9);
 }
 
+// %x moved to host memory and back while a matmul that does not need it
+// runs; an add needs both.
+constexpr const char* kOffload = R"(
+  func.func @main(%x: tensor<1024x1024xf32>, %w: tensor<2048x2048xbf16>) -> tensor<2048x2048xf32> {
+    %h = stablehlo.custom_call @annotate_device_placement(%x) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %m = stablehlo.dot_general %w, %w, contracting_dims = [1] x [0] : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xf32>
+    %d = stablehlo.custom_call @annotate_device_placement(%h) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %r = stablehlo.reshape %d : (tensor<1024x1024xf32>) -> tensor<2048x512xf32>
+    %c = stablehlo.concatenate %r, %r, %r, %r, dim = 1 : (tensor<2048x512xf32>, tensor<2048x512xf32>, tensor<2048x512xf32>, tensor<2048x512xf32>) -> tensor<2048x2048xf32>
+    %y = stablehlo.add %m, %c : tensor<2048x2048xf32>
+    return %y : tensor<2048x2048xf32>
+  })";
+
+// Moves to and from host memory run on the host link's lane beside the
+// compute, each priced as its bytes over the link.
+TEST(OverlapTest, HostTransfersRunBesideCompute) {
+  auto module = test::ParseVerified(kOffload);
+  const hw::ChipSpec chip = test::V5e();
+  ASSERT_GT(chip.host.bytes_per_s, 0);
+  double total[2], exposed[2], moves = 0, matmul = 0;
+  for (bool overlap : {false, true}) {
+    auto t = TimeStatically(*module, "main", chip, StaticOptions{.overlap = overlap});
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    total[overlap] = t->total_seconds();
+    exposed[overlap] = t->exposed_communication_seconds();
+    moves = matmul = 0;
+    for (const OpEvent& e : t->events()) {
+      if (e.op->name_str() == "stablehlo.dot_general") matmul = e.seconds();
+      if (e.op->name_str() != "stablehlo.custom_call") continue;
+      EXPECT_EQ(e.cost.bound, hw::Bound::kHost);
+      EXPECT_NEAR(e.cost.unit_seconds[static_cast<int>(hw::Unit::kHost)],
+                  (4 << 20) / chip.host.bytes_per_s + chip.host.latency_s, 1e-12);
+      moves += e.seconds();
+    }
+  }
+  ASSERT_GT(moves, 0);
+  ASSERT_GT(matmul, 0);
+  EXPECT_NEAR(exposed[false], moves, 1e-12);
+  EXPECT_NEAR(total[false] - total[true], std::min(moves, matmul), 1e-12);
+  EXPECT_NEAR(exposed[true], std::max(0.0, moves - matmul), 1e-12);
+}
+
 // A device-to-device send/recv with pairs is a collective_permute split in
 // two: the recv, whose result waits for the data, carries its price; the
 // send only reads its operand. Without pairs the route is unknown.

@@ -57,6 +57,9 @@ struct MemoryPlan {
   // The most bytes live at once: what a perfect placement would need.
   int64_t max_live_bytes = 0;
   int64_t sum_of_buffers = 0;  // every buffer with no reuse, for comparison
+  // Host memory the program's offloaded values take (saved activations,
+  // arguments in pinned_host), none of it in HBM and none of it reused.
+  int64_t host_bytes = 0;
   int num_buffers = 0;
   std::string peak_at;  // where the peak occurs: "stablehlo.add %4 at f.mlir:6:10"
   // The largest buffers live at the peak (at most kMaxLiveListed), largest

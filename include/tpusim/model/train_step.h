@@ -48,10 +48,11 @@ struct TrainStepOptions {
   // attention's output) and recomputes norms, activations and attention's
   // probabilities; kNone keeps all of it. kCustom keeps the layer's input
   // and the tensors `keep` names, by MaxText's names (query_proj, key_proj,
-  // value_proj, context, out_proj, mlpwi_0, mlpwi_1, mlpwo), and
-  // recomputes the rest.
+  // value_proj, context, out_proj, mlpwi_0, mlpwi_1, mlpwo), sends those
+  // `offload` names to host memory (decoder_layer_input too) and brings
+  // them back for the backward pass, and recomputes the rest.
   enum class Remat { kFull, kSelective, kNone, kCustom } remat = Remat::kFull;
-  std::set<std::string> keep;
+  std::set<std::string> keep, offload;
   // The batch as this many microbatches in sequence, their gradients summed
   // before one AdamW update (MaxText's gradient_accumulation_steps).
   int64_t microbatches = 1;
@@ -73,12 +74,12 @@ struct TrainStepOptions {
 
 // As the command line spells them: "full", "selective", "none", "custom".
 const char* RematName(TrainStepOptions::Remat r);
-// Sets options.remat (and options.keep) from a policy as --remat spells it:
-// full, selective or none; MaxText's remat_policy names that keep tensors
-// on the device (minimal, save_dot_except_mlpwi, save_dot_except_mlp,
-// save_qkv_proj, save_out_proj); or "custom:NAME=device|remat,...".
-// Offloading to host memory (offload, MaxText's *_offloaded policies) is
-// not built: kUnimplemented, saying so.
+// Sets options.remat (and options.keep, options.offload) from a policy as
+// --remat spells it: full, selective or none; MaxText's remat_policy names
+// (minimal, minimal_with_context, save_dot_with_context_except_mlp,
+// save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, save_out_proj,
+// qkv_proj_offloaded, minimal_offloaded); or
+// "custom:NAME=device|offload|remat,...".
 Status SetRemat(const std::string& policy, TrainStepOptions& options);
 
 // The step as StableHLO text: @main(parameters..., first moments...,

@@ -26,6 +26,9 @@ struct CustomCallDef {
   EvalFn eval;
   // The work of one call; null prices it by its operands and results alone.
   WorkFn work;
+  // How the partitioner may split the call when it declares no
+  // sdy.sharding_rule; null: it runs on whole arrays.
+  ShardingRuleFn sharding_rule;
 };
 
 class CustomCallRegistry {
@@ -40,6 +43,11 @@ class CustomCallRegistry {
 
 // The call_target_name of custom call `op`; "" when it has none.
 std::string CallTarget(const ir::Operation& op);
+
+// Where a placement call (annotate_device_placement, MoveToHost,
+// MoveToDevice; src/ops/custom_calls/host_offload.cc) moves its operand:
+// "pinned_host", "unpinned_host" or "device"; "" for any other op.
+std::string MemoryPlacement(const ir::Operation& op);
 
 }  // namespace tpusim::ops
 

@@ -31,6 +31,7 @@ struct Span {
   std::string name;  // the op's, with " xN" for a block of N executions
   double start_s = 0, seconds = 0;
   bool communication = false;  // a collective on a slice: its own track
+  bool host_transfer = false;  // a move to or from host memory: its own track
 };
 
 // What one device of a slice did in a run: the report's per-device table.
@@ -57,7 +58,9 @@ class Timeline {
   // are ready. With overlap, a collective (an op bound by the ICI) runs
   // beside the compute ops, as XLA's async collectives do under its
   // latency-hiding scheduler: from when its operands are ready and the
-  // previous collective is done, until its result is first needed.
+  // previous collective is done, until its result is first needed. A move
+  // to or from host memory (an op bound by the host link) runs the same
+  // way on a lane of its own.
   // `pipelined`: the `count` executions are a loop's, each of which XLA's
   // collective pipeliner starts one iteration early (its operands do not
   // depend on the iteration before), so a user waits for the first alone.
@@ -66,12 +69,12 @@ class Timeline {
 
   const hw::ChipSpec& chip() const { return chip_; }
   const std::vector<OpEvent>& events() const { return events_; }
-  double total_seconds() const { return std::max(compute_end_s_, ici_end_s_); }
+  double total_seconds() const { return std::max({compute_end_s_, ici_end_s_, host_end_s_}); }
   // Time the device spent on communication that no compute hid: collectives
-  // run in line, compute waiting for a collective's result, and collectives
-  // still running after the last compute op.
+  // and host transfers run in line, compute waiting for their results, and
+  // those still running after the last compute op.
   double exposed_communication_seconds() const {
-    return waited_s_ + std::max(0.0, ici_end_s_ - compute_end_s_);
+    return waited_s_ + std::max(0.0, std::max(ici_end_s_, host_end_s_) - compute_end_s_);
   }
 
   // This timeline's totals.
@@ -101,7 +104,7 @@ class Timeline {
   std::vector<std::vector<Span>> device_spans_;
   bool overlap_ = false;
   std::optional<pod::Slice> slice_;
-  double compute_end_s_ = 0, ici_end_s_ = 0, waited_s_ = 0;
+  double compute_end_s_ = 0, ici_end_s_ = 0, host_end_s_ = 0, waited_s_ = 0;
   std::unordered_map<const ir::ValueImpl*, double> ready_s_;  // when each result is ready
 };
 

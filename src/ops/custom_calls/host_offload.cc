@@ -6,17 +6,24 @@
 // "unpinned_host", or "device" to bring it back). A move is priced as one
 // transfer over the chip's host link, which a chip model may lack (the
 // report then notes it as free). XLA's older MoveToHost / MoveToDevice
-// markers mean the same.
+// markers mean the same. Each device moves its own shard: the call splits
+// as an elementwise op does.
 #include "ops/util/op_util.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {
 namespace {
 
+bool IsPlacementCall(const std::string& target) {
+  return target == "annotate_device_placement" || target == "MoveToHost" ||
+         target == "MoveToDevice";
+}
+
 std::string Placement(const ir::Operation& op) {
+  const std::string target = CallTarget(op);
+  if (!IsPlacementCall(target)) return "";
   ir::Attribute p = op.attr("mhlo.frontend_attributes").Get("_xla_buffer_placement");
   if (p.kind() == ir::Attribute::Kind::kString) return p.str();
-  const std::string target = CallTarget(op);
   if (target == "MoveToHost") return "pinned_host";
   if (target == "MoveToDevice") return "device";
   return "";
@@ -57,10 +64,16 @@ Work PlacementWork(const ir::Operation& op) {
     CustomCallRegistry::Register({.target = target,
                                   .verify = VerifyPlacement,
                                   .eval = EvalPlacement,
-                                  .work = PlacementWork});
+                                  .work = PlacementWork,
+                                  .sharding_rule = ElementwiseShardingRule});
   }
   return true;
 }();
 
 }  // namespace
+
+std::string MemoryPlacement(const ir::Operation& op) {
+  return op.name_str() == "stablehlo.custom_call" ? Placement(op) : "";
+}
+
 }  // namespace tpusim::ops
