@@ -16,30 +16,30 @@ trap 'rm -rf "$work"' EXIT
 
 # name | model | slice | global batch | mesh | remat | published MFU (%) | role
 # The global batch is the run's per-device batch times its chips. MaxText's
-# "minimal" remat keeps the matmuls' outputs, as selective does here.
+# "minimal" remat keeps every projection's output (checkpoint_dots_with_no_batch_dims).
 rows=(
   "MaxText 22B, v4-128|maxtext-22b|v4-128|832|data=1,fsdp=64,tensor=1|full|56.7|calibration (v4)"
   "MaxText 52B, v4-384|maxtext-52b|v4:4x4x12|1344|data=1,fsdp=192,tensor=1|full|56.0|prediction"
   "PaLM 540B, 2 x 3072 v4|palm-540b|2xv4:12x16x16|2048|data=2,fsdp=256,tensor=12|full|46.2|prediction"
-  "MaxText 32B, v5p-128|maxtext-32b|v5p-128|384|data=1,fsdp=16,tensor=4|selective|71.47|prediction"
-  "MaxText 64B, v5p-128|maxtext-64b|v5p-128|192|data=1,fsdp=16,tensor=4|selective|70.31|prediction"
-  "MaxText 128B, v5p-256|maxtext-128b|v5p-256|128|data=1,fsdp=16,tensor=8|selective|68.68|calibration (v5p)"
-  "MaxText 128B, v5p-512|maxtext-128b|v5p-512|256|data=1,fsdp=32,tensor=8|selective|68.53|prediction"
-  "MaxText 256B, v5p-1024|maxtext-256b|v5p-1024|512|data=1,fsdp=64,tensor=8|selective|68.82|prediction"
+  "MaxText 32B, v5p-128|maxtext-32b|v5p-128|384|data=1,fsdp=16,tensor=4|minimal|71.47|prediction"
+  "MaxText 64B, v5p-128|maxtext-64b|v5p-128|192|data=1,fsdp=16,tensor=4|minimal|70.31|prediction"
+  "MaxText 128B, v5p-256|maxtext-128b|v5p-256|128|data=1,fsdp=16,tensor=8|minimal|68.68|calibration (v5p)"
+  "MaxText 128B, v5p-512|maxtext-128b|v5p-512|256|data=1,fsdp=32,tensor=8|minimal|68.53|prediction"
+  "MaxText 256B, v5p-1024|maxtext-256b|v5p-1024|512|data=1,fsdp=64,tensor=8|minimal|68.82|prediction"
   "MaxText 512B, v5p-1024|maxtext-512b|v5p-1024|1024|data=1,fsdp=64,tensor=8|full|63.99|prediction"
   "MaxText 1024B, v5p-2048|maxtext-1024b|v5p-2048|2048|data=1,fsdp=64,tensor=16|full|64.05|prediction"
   "MaxText 1024B, v5p-4096|maxtext-1024b|v5p-4096|4096|data=1,fsdp=128,tensor=16|full|64.80|prediction"
   "MaxText 16B, v5e-256|maxtext-16b|v5litepod-256|1536|data=1,fsdp=256,tensor=1|full|61.10|calibration (v5e)"
   "MaxText 32B, v5e-256|maxtext-32b|v5litepod-256|1024|data=1,fsdp=256,tensor=1|full|66.86|prediction"
   "MaxText 64B, v5e-256|maxtext-64b|v5litepod-256|512|data=1,fsdp=256,tensor=1|full|59.90|prediction"
-  "MaxText 128B, v5e-256|maxtext-128b|v5litepod-256|256|data=1,fsdp=16,tensor=16|full|56.06|prediction"
+  "MaxText 128B, v5e-256|maxtext-128b|v5litepod-256|256|data=1,fsdp=16,tensor=16|qkv_proj_offloaded|56.06|prediction"
   # Several slices over DCN, the data axis across them (MaxText's default
   # dcn_data_parallelism): configs/v5p/README.md and the README's v5e table.
-  "MaxText 32B, 2 x v5p-128|maxtext-32b|2xv5p-128|768|data=2,fsdp=16,tensor=4|selective|69.43|prediction"
-  "MaxText 64B, 2 x v5p-128|maxtext-64b|2xv5p-128|384|data=2,fsdp=16,tensor=4|selective|67.26|prediction"
-  "MaxText 128B, 2 x v5p-256|maxtext-128b|2xv5p-256|256|data=2,fsdp=16,tensor=8|selective|66.34|prediction"
-  "MaxText 128B, 2 x v5p-512|maxtext-128b|2xv5p-512|512|data=2,fsdp=32,tensor=8|selective|59.66|prediction"
-  "MaxText 256B, 2 x v5p-1024|maxtext-256b|2xv5p-1024|1024|data=2,fsdp=64,tensor=8|selective|62.99|prediction"
+  "MaxText 32B, 2 x v5p-128|maxtext-32b|2xv5p-128|768|data=2,fsdp=16,tensor=4|minimal|69.43|prediction"
+  "MaxText 64B, 2 x v5p-128|maxtext-64b|2xv5p-128|384|data=2,fsdp=16,tensor=4|minimal|67.26|prediction"
+  "MaxText 128B, 2 x v5p-256|maxtext-128b|2xv5p-256|256|data=2,fsdp=16,tensor=8|minimal|66.34|prediction"
+  "MaxText 128B, 2 x v5p-512|maxtext-128b|2xv5p-512|512|data=2,fsdp=32,tensor=8|minimal|59.66|prediction"
+  "MaxText 256B, 2 x v5p-1024|maxtext-256b|2xv5p-1024|1024|data=2,fsdp=64,tensor=8|minimal|62.99|prediction"
   "MaxText 512B, 2 x v5p-1024|maxtext-512b|2xv5p-1024|2048|data=2,fsdp=64,tensor=8|full|61.45|prediction"
   "MaxText 1024B, 2 x v5p-2048|maxtext-1024b|2xv5p-2048|4096|data=2,fsdp=64,tensor=16|full|51.55|prediction"
   "MaxText 1024B, 2 x v5p-4096|maxtext-1024b|2xv5p-4096|8192|data=2,fsdp=128,tensor=16|full|60.83|prediction"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "tpusim/hw/chip.h"
 #include "tpusim/model/train_step.h"
 #include "tpusim/planner/prices.h"
+#include "tpusim/pod/collective_cost.h"
 #include "tpusim/pod/slice.h"
 
 namespace tpusim::planner {
@@ -37,6 +39,9 @@ std::vector<int64_t> AxisSizes(int64_t devices, int64_t most, std::vector<int64_
 // axes (fsdp x sequence x expert) the model dimension. Over several slices the
 // data axis, outermost, spans them, so that only its gradient reduction
 // crosses DCN.
+// A slice and the costs of its collective patterns, shared by its candidates.
+using Patterns = std::shared_ptr<pod::CollectivePatterns>;
+
 StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& slice) {
   const model::ModelSpec& m = r.model;
   // --mesh: its axes' sizes (those it leaves out are 1).
@@ -99,7 +104,8 @@ StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& 
 
 // Runs candidate `c`'s train step on `slice`; errors are those that would
 // fail every candidate alike (a model the step cannot be built for).
-Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
+Status Evaluate(const PlanRequest& r, const Patterns& patterns, Candidate& c) {
+  const pod::Slice& slice = patterns->slice();
   model::TrainStepOptions o;
   o.batch = r.global_batch;
   o.seq = r.seq;
@@ -113,7 +119,7 @@ Status Evaluate(const PlanRequest& r, const pod::Slice& slice, Candidate& c) {
   TPUSIM_RETURN_IF_ERROR(model::SetRemat(c.remat, o));
   o.microbatches = c.microbatches;
   TPUSIM_ASSIGN_OR_RETURN(std::string text, model::EmitTrainStep(r.model, o));
-  TPUSIM_ASSIGN_OR_RETURN(StepTiming t, TimeStep(text, r.model.name + ".step.mlir", slice));
+  TPUSIM_ASSIGN_OR_RETURN(StepTiming t, TimeStep(text, r.model.name + ".step.mlir", patterns));
   const hw::ChipSpec& chip = slice.chip;
   c.hbm_capacity_bytes = chip.HbmBytesPerDevice();
   c.devices_per_chip = chip.DevicesPerChip();
@@ -155,34 +161,44 @@ std::string Offloaded(const std::string& policy) {
   return "";
 }
 
+// Where `policy` needed more microbatches than the policy before it (it
+// did not fit at counts[from]), its offloaded form at that count: appended
+// if it fits there.
+Status TryOffloaded(const PlanRequest& r, const Patterns& slice, const Candidate& mesh,
+                    const std::string& policy, const std::vector<int64_t>& counts, size_t from,
+                    size_t fit, std::vector<Candidate>& out) {
+  const std::string offloaded = Offloaded(policy);
+  if (offloaded.empty() || fit == from) return Status::Ok();
+  Candidate c = mesh;
+  c.remat = offloaded;
+  c.microbatches = counts[from];
+  TPUSIM_RETURN_IF_ERROR(Evaluate(r, slice, c));
+  if (c.fits()) out.push_back(std::move(c));
+  return Status::Ok();
+}
+
 // Mesh `mesh` under each policy of `policies` (least memory first), each
 // with the fewest microbatches that fit: a policy that keeps more needs at
 // least the count the one before it needed, and none fits where that one
-// did not. Where a policy needs more microbatches than the one before it
-// (or does not fit), its offloaded form is tried with the counts it could
-// not fit. Appends one candidate per policy tried.
-Status SearchMesh(const PlanRequest& r, const pod::Slice& slice, const Candidate& mesh,
+// did not. Appends one candidate per policy tried, and the offloaded forms
+// that fit with fewer microbatches than their policies (TryOffloaded).
+Status SearchMesh(const PlanRequest& r, const Patterns& slice, const Candidate& mesh,
                   const std::vector<std::string>& policies, std::vector<Candidate>& out) {
   const std::vector<int64_t> counts = MicrobatchCounts(r, mesh);
   size_t from = 0;
-  auto search = [&](const std::string& policy, size_t first, size_t last) -> StatusOr<size_t> {
+  for (const std::string& policy : policies) {
+    if (from == counts.size()) break;
     Candidate c = mesh;
     c.remat = policy;
-    size_t at = first;
-    for (; at < last; ++at) {
-      c.microbatches = counts[at];
+    size_t fit = from;
+    for (; fit < counts.size(); ++fit) {
+      c.microbatches = counts[fit];
       TPUSIM_RETURN_IF_ERROR(Evaluate(r, slice, c));
       if (c.fits()) break;
     }
     out.push_back(std::move(c));
-    return at;
-  };
-  for (const std::string& policy : policies) {
-    if (from == counts.size()) break;
-    TPUSIM_ASSIGN_OR_RETURN(const size_t fit, search(policy, from, counts.size()));
-    const std::string offloaded = r.remat.empty() ? Offloaded(policy) : "";
-    if (fit > from && !offloaded.empty()) {
-      TPUSIM_RETURN_IF_ERROR(search(offloaded, from, fit).status());
+    if (r.remat.empty()) {
+      TPUSIM_RETURN_IF_ERROR(TryOffloaded(r, slice, mesh, policy, counts, from, fit, out));
     }
     from = fit;
   }
@@ -231,13 +247,14 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   // Candidates per mesh at most: each policy and its offloaded form.
   size_t tries = 0;
   for (const std::string& p : policies) tries += r.remat.empty() && !Offloaded(p).empty() ? 2 : 1;
-  std::vector<std::pair<pod::Slice, std::vector<Candidate>>> work;
+  std::vector<std::pair<Patterns, std::vector<Candidate>>> work;
   size_t total = 0;
   for (const std::string& name : r.slices) {
     TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, pod::FindSlice(name));
+    auto patterns = std::make_shared<pod::CollectivePatterns>(slice);
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Candidate> meshes, Meshes(r, slice));
     total += meshes.size();
-    work.emplace_back(std::move(slice), std::move(meshes));
+    work.emplace_back(std::move(patterns), std::move(meshes));
   }
   if (total == 0) {
     return InvalidArgument("a global batch of " + std::to_string(r.global_batch) + " sequences" +

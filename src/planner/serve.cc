@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -140,7 +141,8 @@ std::pair<int64_t, int64_t> DefaultMesh(const model::ModelSpec& m, int64_t devic
   return {devices / t, t};
 }
 
-StatusOr<StepTiming> TimeServing(const ServeRequest& r, const pod::Slice& slice,
+StatusOr<StepTiming> TimeServing(const ServeRequest& r,
+                                 const std::shared_ptr<pod::CollectivePatterns>& slice,
                                  const model::TrainStepOptions& base, int64_t batch,
                                  int64_t context, bool prefill) {
   model::TrainStepOptions o = base;
@@ -174,6 +176,7 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
   }
   TPUSIM_RETURN_IF_ERROR(r.pricing.CheckRegion());
   TPUSIM_ASSIGN_OR_RETURN(pod::Slice slice, pod::FindSlice(r.slice));
+  const auto patterns = std::make_shared<pod::CollectivePatterns>(slice);
   const int64_t devices = slice.num_devices();
   auto [data, tensor] = DefaultMesh(r.model, devices);
   if (!r.mesh.empty()) {
@@ -215,7 +218,7 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
   st.last_context = r.prompt + r.gen - 1;
   // The largest step first: if it does not fit, nothing else matters.
   TPUSIM_ASSIGN_OR_RETURN(StepTiming big,
-                          TimeServing(r, slice, base, r.batch, st.last_context, false));
+                          TimeServing(r, patterns, base, r.batch, st.last_context, false));
   if (!big.rejected.empty()) {
     return ResourceExhausted("the decode step at batch " + std::to_string(r.batch) +
                              " and context " + std::to_string(st.last_context) + " on " +
@@ -226,13 +229,13 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
   const int64_t batches[2] = {data, r.batch};
   const int64_t contexts[2] = {st.first_context, st.last_context};
   for (int b = 0; b < 2; ++b) {
-    TPUSIM_ASSIGN_OR_RETURN(StepTiming p, TimeServing(r, slice, base, batches[b], 0, true));
+    TPUSIM_ASSIGN_OR_RETURN(StepTiming p, TimeServing(r, patterns, base, batches[b], 0, true));
     if (!p.rejected.empty()) return ResourceExhausted("the prefill step: " + p.rejected);
     (b == 0 ? st.prefill_min : st.prefill_max) = p.seconds;
     for (int c = 0; c < 2; ++c) {
       if (b == 1 && c == 1) continue;
       TPUSIM_ASSIGN_OR_RETURN(StepTiming d,
-                              TimeServing(r, slice, base, batches[b], contexts[c], false));
+                              TimeServing(r, patterns, base, batches[b], contexts[c], false));
       if (!d.rejected.empty()) return ResourceExhausted("the decode step: " + d.rejected);
       st.decode[b][c] = d.seconds;
     }

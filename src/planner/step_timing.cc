@@ -10,7 +10,8 @@
 namespace tpusim::planner {
 
 StatusOr<StepTiming> TimeStep(const std::string& text, const std::string& filename,
-                              const pod::Slice& slice) {
+                              const std::shared_ptr<pod::CollectivePatterns>& patterns) {
+  const pod::Slice& slice = patterns->slice();
   TPUSIM_ASSIGN_OR_RETURN(auto global, frontend::ParseStableHlo(text, filename));
   TPUSIM_ASSIGN_OR_RETURN(auto module, spmd::Partition(*global, "main"));
   runtime::Compiler compiler({.use_cache = false});
@@ -25,7 +26,7 @@ StatusOr<StepTiming> TimeStep(const std::string& text, const std::string& filena
   TPUSIM_RETURN_IF_ERROR(compiled.status());
   const ir::Module& program = *compiled->program->module;
   TPUSIM_ASSIGN_OR_RETURN(pod::CollectivePricer pricer,
-                          pod::CollectivePricer::Create(slice, 1, slice.num_devices()));
+                          pod::CollectivePricer::Create(slice, 1, slice.num_devices(), patterns));
   TPUSIM_RETURN_IF_ERROR(pricer.Prepare(program));
   TPUSIM_ASSIGN_OR_RETURN(timing::Timeline timeline,
                           timing::TimeStatically(program, "main", slice.chip, {.pod = &pricer}));

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "tpusim/base/status.h"
-#include "tpusim/pod/slice.h"
+#include <memory>
+
+#include "tpusim/pod/collective_cost.h"
 
 namespace tpusim::planner {
 
@@ -20,10 +22,11 @@ struct StepTiming {
 };
 
 // `text` (StableHLO; `filename` names it in errors) on every device of
-// `slice`. Errors are those of parsing, partitioning or timing; a program
-// too large for HBM is a StepTiming with `rejected` set.
+// `slice->slice()`, its collectives priced by `slice` (shared by the steps
+// timed on one slice). Errors are those of parsing, partitioning or timing;
+// a program too large for HBM is a StepTiming with `rejected` set.
 StatusOr<StepTiming> TimeStep(const std::string& text, const std::string& filename,
-                              const pod::Slice& slice);
+                              const std::shared_ptr<pod::CollectivePatterns>& slice);
 
 }  // namespace tpusim::planner
 

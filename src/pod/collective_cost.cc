@@ -242,15 +242,28 @@ CollectiveCost PriceCollective(const Slice& s, ops::CollectiveKind kind, int64_t
   return loads.Cost(hops);
 }
 
+CollectiveCost CollectivePatterns::Reference(ops::CollectiveKind kind, const Groups& groups) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto key = std::make_pair(kind, groups);
+  auto it = costs_.find(key);
+  if (it == costs_.end()) {
+    CollectiveCost cost = PriceCollective(slice_, kind, kReferenceBytes, groups);
+    it = costs_.emplace(std::move(key), std::move(cost)).first;
+  }
+  return it->second;
+}
+
 StatusOr<CollectivePricer> CollectivePricer::Create(const Slice& slice, int64_t num_replicas,
-                                                    int64_t num_partitions) {
+                                                    int64_t num_partitions,
+                                                    std::shared_ptr<CollectivePatterns> patterns) {
   if (num_replicas < 1 || num_partitions < 1 ||
       num_replicas * num_partitions > slice.num_devices()) {
     return InvalidArgument("the program runs " + std::to_string(num_replicas) + " replicas x " +
                            std::to_string(num_partitions) + " partitions, but " + slice.name +
                            " has " + std::to_string(slice.num_devices()) + " devices");
   }
-  return CollectivePricer(slice, num_replicas, num_partitions);
+  if (patterns == nullptr) patterns = std::make_shared<CollectivePatterns>(slice);
+  return CollectivePricer(std::move(patterns), num_replicas, num_partitions);
 }
 
 Status CollectivePricer::Prepare(const ir::Module& module) {
@@ -273,16 +286,10 @@ StatusOr<CollectiveCost> CollectivePricer::Price(const ir::Operation& op,
   if (it == per_op_.end()) {
     auto groups = ops::CollectiveGroups(op, replicas_, partitions_);
     if (!groups.ok()) {
-      return InvalidArgument(op.loc().ToString() + ": '" + op.name_str() + "' on " + slice_.name +
-                             ": " + groups.status().message());
+      return InvalidArgument(op.loc().ToString() + ": '" + op.name_str() + "' on " +
+                             slice().name + ": " + groups.status().message());
     }
-    auto key = std::make_pair(work.kind, std::move(*groups));
-    auto pattern = per_pattern_.find(key);
-    if (pattern == per_pattern_.end()) {
-      CollectiveCost cost = PriceCollective(slice_, work.kind, kReferenceBytes, key.second);
-      pattern = per_pattern_.emplace(std::move(key), cost).first;
-    }
-    it = per_op_.emplace(&op, pattern->second).first;
+    it = per_op_.emplace(&op, patterns_->Reference(work.kind, *groups)).first;
   }
   return Scaled(it->second, static_cast<double>(work.bytes) / static_cast<double>(kReferenceBytes));
 }

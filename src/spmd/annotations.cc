@@ -51,8 +51,12 @@ StatusOr<Sharding> Annotations::OnMesh(const ir::HloSharding& s, const ir::Type&
 }
 
 StatusOr<Sharding> Annotations::Sdy(const ir::Attribute& sharding, const ir::Type& type) const {
+  auto key = std::make_pair(sharding.ToString(), Rank(type));
+  if (auto it = sdy_.find(key); it != sdy_.end()) return it->second;
   TPUSIM_ASSIGN_OR_RETURN(ir::HloSharding hlo, ir::SdyShardingToHlo(module_, sharding, Rank(type)));
-  return OnMesh(hlo, type);
+  TPUSIM_ASSIGN_OR_RETURN(Sharding out, OnMesh(hlo, type));
+  sdy_.emplace(std::move(key), out);
+  return out;
 }
 
 StatusOr<Sharding> Annotations::OrReplicated(const StatusOr<std::optional<ir::HloSharding>>& s,

@@ -4,6 +4,7 @@
 #ifndef TPUSIM_SPMD_ANNOTATIONS_H_
 #define TPUSIM_SPMD_ANNOTATIONS_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,9 @@ class Annotations {
 
   const ir::Module& module_;
   const Mesh& mesh_;
+  // Sdy's results by the attribute's text and the value's rank: a program
+  // names few shardings, each checked device by device once.
+  mutable std::map<std::pair<std::string, int64_t>, Sharding> sdy_;
 };
 
 }  // namespace tpusim::spmd

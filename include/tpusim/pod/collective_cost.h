@@ -55,17 +55,36 @@ struct CollectiveCost {
 CollectiveCost PriceCollective(const Slice& slice, ops::CollectiveKind kind, int64_t bytes,
                                const Groups& groups);
 
+// The costs of collective patterns (a kind and its groups) on one slice,
+// each routed once at a reference size: costs scale linearly in bytes. Many
+// programs on one slice (a plan's candidates) can share one. Thread-safe.
+class CollectivePatterns {
+ public:
+  explicit CollectivePatterns(Slice slice) : slice_(std::move(slice)) {}
+  const Slice& slice() const { return slice_; }
+  // `kind` moving the reference bytes (1 MiB) per device among `groups`, as
+  // PriceCollective.
+  CollectiveCost Reference(ops::CollectiveKind kind, const Groups& groups);
+
+ private:
+  Slice slice_;
+  std::mutex mu_;
+  std::map<std::pair<ops::CollectiveKind, Groups>, CollectiveCost> costs_;  // at the reference
+};
+
 // Prices the collective ops of one program on a slice, whose devices run its
 // num_replicas x num_partitions processes (device = replica * partitions +
-// partition). Costs scale linearly in bytes, so each pattern of groups is
-// routed once and reused for every op, execution and size that has it.
+// partition). Each op's groups are resolved once and its pattern priced by
+// `patterns` (a new one of its own when null).
 class CollectivePricer {
  public:
   // kInvalidArgument if the grid needs more devices than the slice has.
+  // REQUIRES: `patterns`, if given, is of `slice`.
   static StatusOr<CollectivePricer> Create(const Slice& slice, int64_t num_replicas,
-                                           int64_t num_partitions);
+                                           int64_t num_partitions,
+                                           std::shared_ptr<CollectivePatterns> patterns = nullptr);
 
-  const Slice& slice() const { return slice_; }
+  const Slice& slice() const { return patterns_->slice(); }
   int64_t num_processes() const { return replicas_ * partitions_; }
 
   // Prices every collective op of `module` once, so that a bad process group
@@ -78,18 +97,16 @@ class CollectivePricer {
   StatusOr<CollectiveCost> Price(const ir::Operation& op, const ops::CollectiveWork& work);
 
  private:
-  CollectivePricer(Slice slice, int64_t replicas, int64_t partitions)
-      : slice_(std::move(slice)),
+  CollectivePricer(std::shared_ptr<CollectivePatterns> patterns, int64_t replicas,
+                   int64_t partitions)
+      : patterns_(std::move(patterns)),
         replicas_(replicas),
         partitions_(partitions),
         mu_(std::make_unique<std::mutex>()) {}
 
-  Slice slice_;
+  std::shared_ptr<CollectivePatterns> patterns_;
   int64_t replicas_, partitions_;
-  // The cost of 1 MiB: per op (its groups resolved once), and per pattern
-  // (ops with the same kind and groups are routed once).
-  std::map<const ir::Operation*, CollectiveCost> per_op_;
-  std::map<std::pair<ops::CollectiveKind, Groups>, CollectiveCost> per_pattern_;
+  std::map<const ir::Operation*, CollectiveCost> per_op_;  // its pattern's reference cost
   std::unique_ptr<std::mutex> mu_;  // the devices of a values run price at once
 };
 
