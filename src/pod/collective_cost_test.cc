@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "testing/test_util.h"
 
 namespace tpusim::pod {
@@ -149,6 +151,18 @@ module attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 16 : i32} 
   ASSERT_TRUE(cost.ok()) << cost.status().ToString();
   EXPECT_DOUBLE_EQ(cost->seconds,
                    PriceCollective(s, CollectiveKind::kAllReduce, 4096, {Range(0, 16)}).seconds);
+
+  // Another program's pricer sharing the first's patterns prices the same.
+  auto patterns = std::make_shared<CollectivePatterns>(s);
+  for (int program = 0; program < 2; ++program) {
+    auto shared = CollectivePricer::Create(s, 16, 1, patterns);
+    ASSERT_TRUE(shared.ok());
+    auto again = shared->Price(op, {CollectiveKind::kAllReduce, 4096});
+    ASSERT_TRUE(again.ok());
+    EXPECT_DOUBLE_EQ(again->seconds, cost->seconds);
+  }
+  EXPECT_DOUBLE_EQ(patterns->Reference(CollectiveKind::kAllReduce, {Range(0, 16)}).seconds,
+                   PriceCollective(s, CollectiveKind::kAllReduce, 1 << 20, {Range(0, 16)}).seconds);
 
   EXPECT_EQ(CollectivePricer::Create(s, 512, 1).status().code(), StatusCode::kInvalidArgument);
   auto small = CollectivePricer::Create(s, 8, 1);
