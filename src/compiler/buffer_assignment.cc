@@ -126,13 +126,11 @@ Status RunBufferAssignment(ir::Module& module, PassContext& ctx) {
   TPUSIM_RETURN_IF_ERROR(planner.Run());
   MemoryPlan plan = DevicePlan(planner, *ctx.chip);
   Annotate(*entry, planner, plan.peak_bytes);
-  ctx.notes.push_back("buffer assignment: @" + plan.function + " needs " +
-                      FormatBinaryBytes(plan.peak_bytes) + " of HBM (" +
-                      FormatBinaryBytes(plan.sum_of_buffers) + " without reuse, " +
-                      std::to_string(plan.num_buffers) + " buffers)" +
-                      (plan.host_bytes > 0
-                           ? "; " + FormatBinaryBytes(plan.host_bytes) + " in host memory"
-                           : ""));
+  ctx.notes.push_back(
+      "buffer assignment: @" + plan.function + " needs " + FormatBinaryBytes(plan.peak_bytes) +
+      " of HBM (" + FormatBinaryBytes(plan.sum_of_buffers) + " without reuse, " +
+      std::to_string(plan.num_buffers) + " buffers)" +
+      (plan.host_bytes > 0 ? "; " + FormatBinaryBytes(plan.host_bytes) + " in host memory" : ""));
   const bool fits = plan.peak_bytes <= plan.capacity_bytes;
   std::string message = fits ? "" : OutOfMemoryMessage(plan, ctx.chip->name);
   ctx.memory = std::move(plan);

@@ -78,7 +78,8 @@ bool Apply(const ir::Operation& op, Classes& c, int n) {
     return changed;
   }
   if (IsView(op) && c.host(op.operand(0))) return c.MarkHost(op.result(0));
-  if (name == "stablehlo.while" && op.num_regions() == 2) {
+  if (name == "stablehlo.while" && op.num_regions() == 2 && op.region(0).num_blocks() == 1 &&
+      op.region(1).num_blocks() == 1) {
     for (int r = 0; r < 2; ++r) {
       const ir::Block& block = op.region(r).front();
       for (int i = 0; i < block.num_arguments() && i < op.num_operands(); ++i) {
@@ -88,7 +89,9 @@ bool Apply(const ir::Operation& op, Classes& c, int n) {
     const ir::Operation* ret = op.region(1).front().terminator();
     for (int i = 0; i < op.num_results() && i < op.num_operands(); ++i) {
       changed |= c.Join(op.operand(i), op.result(i));
-      if (ret != nullptr && i < ret->num_operands()) changed |= c.Join(op.result(i), ret->operand(i));
+      if (ret != nullptr && i < ret->num_operands()) {
+        changed |= c.Join(op.result(i), ret->operand(i));
+      }
     }
   }
   return changed;

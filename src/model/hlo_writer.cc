@@ -245,9 +245,10 @@ Val HloWriter::Constraint(const Val& a, const std::string& sharding) {
 }
 
 Val HloWriter::Place(const Val& a, const std::string& space) {
-  return Emit("stablehlo.custom_call @annotate_device_placement(" + a.name +
-                  ") {has_side_effect = true, mhlo.frontend_attributes = "
-                  "{_xla_buffer_placement = \"" + space + "\"}} : (" + a.Type() + ") ->",
+  const std::string placement = "{_xla_buffer_placement = \"" + space + "\"}";
+  const std::string call = "stablehlo.custom_call @annotate_device_placement(" + a.name + ")";
+  return Emit(call + " {has_side_effect = true, mhlo.frontend_attributes = " + placement + "} : (" +
+                  a.Type() + ") ->",
               a.shape, a.element);
 }
 

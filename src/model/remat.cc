@@ -170,13 +170,15 @@ std::vector<SavedAct> StepBuilder::SavedActs() const {
     out.push_back(std::move(a));
   };
   if (all) out.push_back(model_dim(&LayerActs::h1));
-  save("query_proj", "qkv_proj", act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+  save("query_proj", "qkv_proj",
+       act(&LayerActs::q, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
   save("key_proj", "qkv_proj",
        act(&LayerActs::k_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
   save("value_proj", "qkv_proj",
        act(&LayerActs::v_new, {b_, s_, kv_, hd_}, t, {batch, seq, kv_tensor, whole}));
   if (o_.flash_attention) {
-    save("context", "context", act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
+    save("context", "context",
+         act(&LayerActs::o4, {b_, s_, h_, hd_}, t, {batch, seq, tensor, whole}));
     save("context", "context", act(&LayerActs::lse, {b_, h_, s_}, "f32", {batch, tensor, seq}));
   } else if (keeps("context", "context")) {
     if (all) out.push_back(act(&LayerActs::p, {b_, h_, s_, s_}, t, {batch, tensor, seq, whole}));

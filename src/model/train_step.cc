@@ -329,8 +329,8 @@ Val StepBuilder::Loss(const Val& logits, const Val& targets, Val& dlogits) {
   const Val picked = w_.Reduce("add", w_.Select(hot(), wide(), splat(0)), {2});
   // The mean over the whole batch: microbatches' losses and gradients sum.
   const double tokens = static_cast<double>(o_.batch * s_);
-  const Val loss = w_.Binary("divide", w_.Reduce("add", Sub(lse, picked), {0, 1}),
-                             Scalar(tokens, mx.element));
+  const Val loss =
+      w_.Binary("divide", w_.Reduce("add", Sub(lse, picked), {0, 1}), Scalar(tokens, mx.element));
   // The gradient recomputes the probabilities from the logits and their
   // log-sum-exp in one kernel, as the cross entropy's VJP does.
   const Val softmax = w_.Unary("exponential", Lead("subtract", wide(), lse));

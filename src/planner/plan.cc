@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "planner/step_timing.h"
 #include "runtime/sharding_flags.h"

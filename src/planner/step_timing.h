@@ -5,11 +5,10 @@
 #define TPUSIM_SRC_PLANNER_STEP_TIMING_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "tpusim/base/status.h"
-#include <memory>
-
 #include "tpusim/pod/collective_cost.h"
 
 namespace tpusim::planner {

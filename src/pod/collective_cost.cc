@@ -286,8 +286,8 @@ StatusOr<CollectiveCost> CollectivePricer::Price(const ir::Operation& op,
   if (it == per_op_.end()) {
     auto groups = ops::CollectiveGroups(op, replicas_, partitions_);
     if (!groups.ok()) {
-      return InvalidArgument(op.loc().ToString() + ": '" + op.name_str() + "' on " +
-                             slice().name + ": " + groups.status().message());
+      return InvalidArgument(op.loc().ToString() + ": '" + op.name_str() + "' on " + slice().name +
+                             ": " + groups.status().message());
     }
     it = per_op_.emplace(&op, patterns_->Reference(work.kind, *groups)).first;
   }

@@ -1,7 +1,6 @@
 // The Chrome/Perfetto trace: process ids are 1 for the slice's links and
 // 2 + d for device d, so that the viewer lists the links first.
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "tpusim/report/report.h"

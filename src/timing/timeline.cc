@@ -20,7 +20,7 @@ void Timeline::Append(const ir::Operation& op, const hw::OpCost& cost, bool pric
   // it gives the time that overlapping it in every iteration would.
   // A transfer to or from host memory runs the same way on the host
   // link's lane, as XLA's async host copies do.
-  double* lane = !overlap_                           ? nullptr
+  double* lane = !overlap_                        ? nullptr
                  : cost.bound == hw::Bound::kIci  ? &ici_end_s_
                  : cost.bound == hw::Bound::kHost ? &host_end_s_
                                                   : nullptr;
