@@ -329,10 +329,10 @@ grep -q '%wq: tensor<32x4096x4096xbf16>' decode.mlir || fail "decode weights are
 "$tpusim" model llama3-8b --step decode --emit decode.mlir --seq 64 --batch 2 --param-dtype f32 \
   >/dev/null || fail "decode step in f32"
 grep -q '%wq: tensor<32x4096x4096xf32>' decode.mlir || fail "--param-dtype f32 not kept"
-# Activation offload: MaxText's Llama 3.1 8B on v6e-8 (3 sequences of 8192
-# per chip) does not fit with every layer input in HBM; offloaded to host
-# it does, and the plan finds that form itself.
-"$tpusim" plan --model llama3.1-8b --slice v6e-8 --global-batch 24 --seq 8192 --mesh fsdp=8 \
+# Activation offload: Llama 3.1 8B on v6e-8 at 4 sequences of 8192 per chip
+# does not fit with every layer input in HBM; offloaded to host it does,
+# and the plan finds that form itself.
+"$tpusim" plan --model llama3.1-8b --slice v6e-8 --global-batch 32 --seq 8192 --mesh fsdp=8 \
   --microbatches 1 >offload.txt 2>/dev/null || fail "offload plan: $(tail -n 1 offload.txt)"
 grep -q '^best: v6e-8 with --mesh data=1,fsdp=8,tensor=1 --remat custom:decoder_layer_input=offload --microbatches 1$' \
   offload.txt || fail "offload plan: $(tail -n 2 offload.txt)"

@@ -1,7 +1,10 @@
 // Chip presets. Every figure carries its source; see
 // ../shared/reference/tpu-facts.md for the full citations:
 //   [C] Cloud TPU documentation, [J] JAX tpu_info.py, [S] "How to Scale Your
-//   Model", [R] tpu-recipes' single-op microbenchmarks. Figures marked
+//   Model", [R] tpu-recipes' single-op microbenchmarks, [X] XLA's own
+//   out-of-memory errors ("Used 33.07G of 31.25G hbm"), which give in GiB
+//   the HBM a program and its arguments may take once the runtime has its
+//   reserve, as public reports of them quote it. Figures marked
 //   "assumed" are not published; they are the values of the nearest
 //   generation that publishes them.
 #include <algorithm>
@@ -156,11 +159,12 @@ ChipSpec V5e() {
            .sustained_fraction = kSustainedMxuV5e};
   c.vpu = Vpu(1);                                      // assumed
   c.memory = {.vmem_bytes = 128 * kMiB,                // [J]
-              .hbm_bytes = static_cast<int64_t>(16 * kGB),
+              // "16 GB" [C] is 16 GiB; XLA allots programs 15.75 GiB [X].
+              .hbm_bytes = static_cast<int64_t>(15.75 * kGiB),
               .hbm_bytes_per_s = 819 * kGB};           // [C]
   c.published_bf16_flops = 197e12;                     // [C]
   c.sources = {"[C] cloud.google.com/tpu/docs/v5e", "[S] scaling-book tpus.md",
-               "[J] jax/_src/tpu_info.py"};
+               "[J] jax/_src/tpu_info.py", "[X] XLA:TPU's out-of-memory errors: 'of 15.75G hbm'"};
   c.ici = Ici(4, 45);                                  // [S]; 400 GB/s bidi a chip [C]
   c.host = Host(15);                                   // about 15 GB/s a chip [S]
   c.slice = {.rank = 2, .chips_per_host = 8,          // 4x4 is 2 hosts [C]
@@ -185,10 +189,12 @@ ChipSpec V5p() {
            .sustained_fraction = kSustainedMxuV5p};
   c.vpu = Vpu(1);                                      // assumed
   c.memory = {.vmem_bytes = 64 * kMiB,                 // [J]
-              .hbm_bytes = static_cast<int64_t>(95 * kGB),
+              // "95 GB" [C]; XLA allots programs 95.74 GiB [X].
+              .hbm_bytes = static_cast<int64_t>(95.74 * kGiB),
               .hbm_bytes_per_s = 2765 * kGB};          // [C]
   c.published_bf16_flops = 459e12;                     // [C]
-  c.sources = {"[C] cloud.google.com/tpu/docs/v5p", "[J] jax/_src/tpu_info.py"};
+  c.sources = {"[C] cloud.google.com/tpu/docs/v5p", "[J] jax/_src/tpu_info.py",
+               "[X] XLA:TPU's out-of-memory errors: 'of 95.74G hbm'"};
   c.ici = Ici(6, 90);                                  // [S]; 1200 GB/s bidi a chip [C]
   c.host = Host(15);                                   // about 15 GB/s a chip [S]
   c.slice = {.rank = 3, .chips_per_host = 4,          // [C]
@@ -214,12 +220,14 @@ ChipSpec V6e() {
            .sustained_fraction = kSustainedMxuV6e};
   c.vpu = Vpu(2);                                      // 128x8 VPU, 2 XLUs [C]
   c.memory = {.vmem_bytes = 128 * kMiB,                // [J]
-              .hbm_bytes = static_cast<int64_t>(32 * kGB),
+              // "32 GB" [C] is 32 GiB; XLA allots programs 31.25 GiB [X].
+              .hbm_bytes = static_cast<int64_t>(31.25 * kGiB),
               .hbm_bytes_per_s = 1638 * kGB,           // [C]
               // A 32 MiB copy runs at 1359.6 GB/s [R].
               .hbm_sustained_fraction = 1359.6 / 1638};
   c.published_bf16_flops = 918e12;                     // [C]
-  c.sources = {"[C] cloud.google.com/tpu/docs/v6e", "[J] jax/_src/tpu_info.py"};
+  c.sources = {"[C] cloud.google.com/tpu/docs/v6e", "[J] jax/_src/tpu_info.py",
+               "[X] XLA:TPU's out-of-memory errors: 'of 31.25G hbm'"};
   c.ici = Ici(4, 90);                                  // [S]; 800 GB/s bidi a chip [C]
   c.host = Host(32);                                   // [S]
   c.slice = {.rank = 2, .chips_per_host = 8,          // [C]
