@@ -5,7 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "testing/test_util.h"
 #include "tpusim/frontend/stablehlo/parser.h"
+#include "tpusim/hw/cost_model.h"
 #include "tpusim/ops/op_def.h"
 #include "tpusim/verify/verifier.h"
 
@@ -207,6 +209,10 @@ TEST(ForeignKernelWork, FusedAttentionIsFlashAttention) {
   Work fwd = attention("te_fused_attn_forward_ffi", "{mask_type = 0 : i64}");
   ASSERT_EQ(fwd.matmuls.size(), 2u);
   EXPECT_EQ(fwd.flops, 2 * 2 * full * 32);
+  // The 2 query heads of each KV head share its keys: 2 x 2 products of
+  // 128 rows.
+  EXPECT_EQ(fwd.matmuls[0].batch, 4);
+  EXPECT_EQ(fwd.matmuls[0].m, 128);
   EXPECT_EQ(Ops(fwd, VectorClass::kTranscendental), full);
   EXPECT_NE(
       fwd.priced_as.find("forward (batch 2, 4 heads, 2 KV heads, 64x64, head dim 32, no mask)"),
@@ -223,6 +229,32 @@ TEST(ForeignKernelWork, FusedAttentionIsFlashAttention) {
   Work other = attention("my_kernel", "");
   EXPECT_TRUE(other.priced_as.empty());
   EXPECT_TRUE(other.matmuls.empty());
+}
+
+// A decode step's attention: one query row per head. Multi-query attention's
+// 8 heads go through the MXU as 8 rows against their one KV head's keys,
+// so each key tile is loaded once per sequence, not once per head.
+TEST(ForeignKernelWork, QueryHeadsSharingAKvHeadShareItsTiles) {
+  const std::string q = "tensor<2x1x8x128xbf16>", kv = "tensor<2x1024x2x1x128xbf16>";
+  Work w = FirstOpWork("%q: " + q + ", %kv: " + kv, q,
+                       "  %0 = stablehlo.custom_call @te_fused_attn_forward_ffi(%q, %kv) "
+                       "{backend_config = \"{mask_type = 0 : i64}\"} : (" +
+                           q + ", " + kv + ") -> " + q + "\n  return %0 : " + q);
+  ASSERT_EQ(w.matmuls.size(), 2u);
+  EXPECT_EQ(w.matmuls[0].batch, 2);
+  EXPECT_EQ(w.matmuls[0].m, 8);
+  EXPECT_EQ(w.matmuls[0].k, 128);
+  EXPECT_EQ(w.matmuls[0].n, 1024);
+  EXPECT_EQ(w.flops, 2 * 2 * (2 * 8 * 1024) * 128);
+  const hw::ChipSpec& chip = test::V5e();
+  const double grouped = hw::PriceWork(chip, w).unit_seconds[static_cast<int>(hw::Unit::kMxu)];
+  Work per_head = w;
+  for (MatmulWork& m : per_head.matmuls) {
+    m.batch *= 8;
+    m.m /= 8;
+  }
+  EXPECT_LT(grouped,
+            hw::PriceWork(chip, per_head).unit_seconds[static_cast<int>(hw::Unit::kMxu)] / 4);
 }
 
 }  // namespace

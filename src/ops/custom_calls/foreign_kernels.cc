@@ -69,8 +69,14 @@ std::optional<AttentionShape> AttentionShapeOf(const ir::Operation& op) {
 
 Work AttentionWork(const ir::Operation& op, const AttentionShape& s, bool backward) {
   Work w = ReadsAndWrites(op);
-  const int64_t heads = s.batch * s.heads;
-  const int64_t rows = static_cast<int64_t>(static_cast<double>(s.q_len) * s.kept + 0.5);
+  // The query heads that share a KV head go through the MXU together, their
+  // rows stacked against that head's keys and values (as TPU attention
+  // kernels for grouped and multi-query attention run them): one load of
+  // each K and V tile serves the whole group, which is what makes a decode
+  // step's single query row per head cheap.
+  const int64_t group = s.kv_heads > 0 && s.heads % s.kv_heads == 0 ? s.heads / s.kv_heads : 1;
+  const int64_t heads = s.batch * (s.heads / group);
+  const int64_t rows = group * static_cast<int64_t>(static_cast<double>(s.q_len) * s.kept + 0.5);
   auto mm = [&](int64_t m, int64_t k, int64_t n) {
     w.matmuls.push_back(
         {.batch = heads, .m = m, .k = k, .n = n, .lhs = s.element, .rhs = s.element});
@@ -85,7 +91,7 @@ Work AttentionWork(const ir::Operation& op, const AttentionShape& s, bool backwa
     mm(s.kv_len, rows, s.head_dim);  // dK = dS^T Q
   }
   for (const MatmulWork& m : w.matmuls) w.flops += m.flops();
-  const int64_t scores = heads * rows * s.kv_len;
+  const int64_t scores = heads * rows * s.kv_len;     // every query head's
   w.AddVector(VectorClass::kTranscendental, scores);  // exp (recomputed backward)
   w.AddVector(VectorClass::kMultiply, backward ? 2 * scores : scores);
   w.AddVector(VectorClass::kAlu, backward ? scores : 3 * scores);  // max, subtract, sum
