@@ -257,8 +257,10 @@ expect_exit 0 "latency hiding" "$tpusim" run lhs.mlir --slice v5e-8 --timing-onl
 grep -q 'latency-hiding [0-9.]* .s, buffer-assignment' stdout.txt || fail "no latency-hiding pass"
 grep -qE '\(([7-9][0-9]|100).[0-9]% hidden by compute\)' stdout.txt ||
   fail "latency hiding hid too little: $(grep communication stdout.txt)"
-expect_exit 0 "no slice" "$tpusim" run "$dp" --timing-only --no-cache
-grep -q 'not priced by the model.*all_reduce' stdout.txt || fail "unpriced without a slice"
+# A per-device program needs its devices: one chip alone is refused, not
+# timed with its collectives unpriced.
+expect_exit 2 "no slice" "$tpusim" run "$dp" --timing-only --no-cache
+grep -q 'pass --slice with 8 devices' stderr.txt || fail "no slice: $(cat stderr.txt)"
 expect_exit 2 "slice too small" "$tpusim" run "$dp" --slice v5e-4 --timing-only
 grep -q 'has 4 devices' stderr.txt || fail "too small: $(cat stderr.txt)"
 expect_exit 2 "unknown slice" "$tpusim" run "$dp" --slice v5p-100 --timing-only
@@ -367,7 +369,10 @@ PY
 expect_exit 0 "shard_map timing" "$tpusim" run "$sm" --slice v5e-8 --timing-only --no-cache
 grep -q "custom-call 'SPMD" stdout.txt && fail "shard_map markers noted as foreign code"
 expect_exit 2 "shard_map on one chip" "$tpusim" run "$sm" --input smx.npy --output-dir sm_one --no-cache
-grep -q 'out of range for 1 replicas x 1 partitions' stderr.txt || fail "shard_map one chip: $(cat stderr.txt)"
+grep -q 'this program runs as 1 replica x 8 partitions .* pass --slice with 8 devices' stderr.txt ||
+  fail "shard_map one chip: $(cat stderr.txt)"
+[[ -e sm_one ]] && fail "shard_map on one chip wrote sm_one/"
+expect_exit 2 "shard_map timed on one chip" "$tpusim" run "$sm" --timing-only --no-cache
 # The same kind of program under Shardy: sdy.manual_computation over a 4x2 mesh.
 sdy=$examples/shard_map_sdy.mlir
 $py -c "import numpy as np; np.save('sdyb.npy', np.random.default_rng(3).standard_normal(256).astype(np.float32))"

@@ -5,7 +5,7 @@
 // of its 128 positions and attends to every key, so the partitioner gathers
 // the keys and the values along the sequence: two all-gathers, and the
 // softmax and both dots stay local.
-//   tpusim run examples/sharding/context_parallel_attention.mlir --slice v5p-8 --random-inputs
+//   tpusim run examples/sharding/context_parallel_attention.mlir --slice v5p-16 --random-inputs
 module @jit_attention attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<4x1024x128xf32> {mhlo.sharding = "{devices=[1,8,1]<=[8]}"},
                          %arg1: tensor<4x1024x128xf32> {mhlo.sharding = "{devices=[1,8,1]<=[8]}"},

@@ -4,7 +4,7 @@
 // over 8 devices. The parameters are replicated and the batch is split, so
 // each device computes on 32 of the 256 examples; the partitioner sums the
 // loss and the two weight gradients across devices: three all-reduces.
-//   tpusim run examples/sharding/data_parallel.mlir --slice v5p-8 --random-inputs
+//   tpusim run examples/sharding/data_parallel.mlir --slice v5p-16 --random-inputs
 module @jit_step attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<512x2048xf32> {mhlo.sharding = "{replicated}"},
                          %arg1: tensor<2048x512xf32> {mhlo.sharding = "{replicated}"},

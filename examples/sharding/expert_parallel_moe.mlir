@@ -6,7 +6,7 @@
 // dispatched slots are constrained to be split by expert instead of by
 // group, each device runs its expert's FFN, and the outputs go back to their
 // groups: two all-to-alls, and nothing else moves.
-//   tpusim run examples/sharding/expert_parallel_moe.mlir --slice v5p-8 --random-inputs
+//   tpusim run examples/sharding/expert_parallel_moe.mlir --slice v5p-16 --random-inputs
 module @jit_moe attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["expert"=8]>
   func.func public @main(%arg0: tensor<8x256x512xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"expert"}, {}, {}]>},

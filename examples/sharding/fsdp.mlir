@@ -6,7 +6,7 @@
 // weight once before its first use, and each gradient, summed over the
 // batch, leaves in one reduce-scatter as the updated weight's eighth: two
 // all-gathers, two reduce-scatters and the loss's all-reduce.
-//   tpusim run examples/sharding/fsdp.mlir --slice v5p-8 --random-inputs
+//   tpusim run examples/sharding/fsdp.mlir --slice v5p-16 --random-inputs
 module @jit_step attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["fsdp"=8]>
   func.func public @main(%arg0: tensor<512x2048xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"fsdp"}, {}]>},

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "compiler/fusion_rules.h"
+#include "tpusim/base/text.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/ops/op_def.h"
@@ -305,7 +306,7 @@ Status RunFusion(ir::Module& module, PassContext& ctx) {
   }
   if (next_name > 0) {
     ctx.notes.push_back("fusion: " + std::to_string(stats.fused_ops) + " ops into " +
-                        std::to_string(next_name) + " kernels (" +
+                        CountOf(next_name, "kernel") + " (" +
                         std::to_string(stats.kernels[0]) + " kLoop, " +
                         std::to_string(stats.kernels[1]) + " kInput, " +
                         std::to_string(stats.kernels[2]) + " kOutput)");

@@ -10,6 +10,7 @@
 #include "ops/kernels/region_kernels.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
+#include "tpusim/base/text.h"
 #include "tpusim/ops/collectives.h"
 
 namespace tpusim::ops {
@@ -94,8 +95,8 @@ StatusOr<Groups> ProcessGroups(const Groups& ids, Strategy s, const Grid& g, boo
     for (int64_t id : row) {
       if (id >= bound) {
         return OutOfRange("group id " + std::to_string(id) + " is out of range for " +
-                          std::to_string(g.replicas) + " replicas x " +
-                          std::to_string(g.partitions) + " partitions");
+                          CountOf(g.replicas, "replica") + " x " +
+                          CountOf(g.partitions, "partition"));
       }
       if (unique && !seen.insert(id).second) {
         return InvalidArgument("group id " + std::to_string(id) + " appears twice");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tpusim/base/text.h"
 #include "tpusim/ir/rewrite.h"
 #include "tpusim/ops/collectives.h"
 #include "tpusim/ops/op_def.h"
@@ -258,9 +259,9 @@ StatusOr<CollectivePricer> CollectivePricer::Create(const Slice& slice, int64_t 
                                                     std::shared_ptr<CollectivePatterns> patterns) {
   if (num_replicas < 1 || num_partitions < 1 ||
       num_replicas * num_partitions > slice.num_devices()) {
-    return InvalidArgument("the program runs " + std::to_string(num_replicas) + " replicas x " +
-                           std::to_string(num_partitions) + " partitions, but " + slice.name +
-                           " has " + std::to_string(slice.num_devices()) + " devices");
+    return InvalidArgument("the program runs " + CountOf(num_replicas, "replica") + " x " +
+                           CountOf(num_partitions, "partition") + ", but " + slice.name +
+                           " has " + CountOf(slice.num_devices(), "device"));
   }
   if (patterns == nullptr) patterns = std::make_shared<CollectivePatterns>(slice);
   return CollectivePricer(std::move(patterns), num_replicas, num_partitions);

@@ -1,5 +1,6 @@
 #include "runtime/slice_setup.h"
 
+#include "tpusim/base/text.h"
 #include "tpusim/report/report.h"
 
 namespace tpusim::runtime {
@@ -17,10 +18,6 @@ std::string Wraps(const pod::Topology& t) {
     if (t.wrap[a]) axes += std::string(axes.empty() ? "" : ",") + kAxis[a];
   }
   return axes.empty() ? "no wraparound" : "wraps " + axes;
-}
-
-std::string Count(int64_t n, const std::string& what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
 }  // namespace
@@ -43,13 +40,15 @@ ProcessGrid GridOf(const ir::Module& module) {
 }
 
 std::string DescribeSlice(const pod::Slice& s, const ProcessGrid& grid) {
-  std::string line = s.name + ": " + Count(s.chips(), s.chip.name + " chip") + " in a " +
+  std::string line = s.name + ": " + CountOf(s.chips(), s.chip.name + " chip") + " in a " +
                      s.topology.ToString() + " torus (" + Wraps(s.topology) + "), " +
-                     Count(s.hosts(), "host");
-  if (s.num_slices > 1) line += " a slice, " + Count(s.num_slices, "slice") + " over DCN";
-  line += "; the program's " + Count(grid.replicas, "replica") + " x " +
-          Count(grid.partitions, "partition") + " run on devices 0-" +
-          std::to_string(grid.size() - 1) + " of " + std::to_string(s.num_devices());
+                     CountOf(s.hosts(), "host");
+  if (s.num_slices > 1) line += " a slice, " + CountOf(s.num_slices, "slice") + " over DCN";
+  const std::string devices =
+      grid.size() == 1 ? "device 0" : "devices 0-" + std::to_string(grid.size() - 1);
+  line += "; the program's " + CountOf(grid.replicas, "replica") + " x " +
+          CountOf(grid.partitions, "partition") + " run on " + devices + " of " +
+          std::to_string(s.num_devices());
   return line;
 }
 

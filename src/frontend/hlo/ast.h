@@ -6,6 +6,7 @@
 #ifndef TPUSIM_FRONTEND_HLO_AST_H_
 #define TPUSIM_FRONTEND_HLO_AST_H_
 
+#include <optional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -101,6 +102,8 @@ struct HloAttr {
 struct HloOperandRef {
   std::string_view name;  // without '%'
   size_t offset = 0;
+  std::optional<ir::Type> type;  // the shape written before the name, if any
+  size_t type_offset = 0;
 };
 
 struct HloInstruction {

@@ -6,10 +6,31 @@
 #include <algorithm>
 
 #include "frontend/hlo/opcodes.h"
+#include "frontend/hlo/printer_internal.h"
 #include "frontend/stablehlo/parser.h"
 #include "tpusim/ir/sharding.h"
 
 namespace tpusim::frontend {
+namespace {
+
+// Element types and dimensions alike, layouts aside: an operand's written
+// shape may leave its layout out.
+bool SameShape(const ir::Type& a, const ir::Type& b) {
+  if (a.is_tuple() || b.is_tuple()) {
+    if (!a.is_tuple() || !b.is_tuple() ||
+        a.tuple_elements().size() != b.tuple_elements().size()) {
+      return false;
+    }
+    for (size_t i = 0; i < a.tuple_elements().size(); ++i) {
+      if (!SameShape(a.tuple_elements()[i], b.tuple_elements()[i])) return false;
+    }
+    return true;
+  }
+  if (!a.is_tensor() || !b.is_tensor()) return a == b;
+  return a.element() == b.element() && a.shape() == b.shape();
+}
+
+}  // namespace
 
 struct HloLowering::Body {
   const HloComputation* comp = nullptr;
@@ -224,6 +245,13 @@ StatusOr<HloValue> HloLowering::LowerBody(const HloComputation& comp, std::vecto
       auto it = comp.by_name.find(ref.name);
       if (it == comp.by_name.end()) {
         return src_.ErrorAt(ref.offset, "use of undefined instruction %" + std::string(ref.name));
+      }
+      const ir::Type& defined = comp.instructions[it->second].type;
+      if (ref.type && !SameShape(*ref.type, defined)) {
+        return src_.ErrorAt(ref.type_offset, "operand %" + std::string(ref.name) + " is " +
+                                                 hlo::ShapeString(defined, false) + ", not " +
+                                                 hlo::ShapeString(*ref.type, false) +
+                                                 " as written here");
       }
       body.operands[i].push_back(it->second);
     }

@@ -285,6 +285,24 @@ TEST(HloParserErrorTest, UndefinedOperandIsLocated) {
       << s.ToString();
 }
 
+// An operand's written shape must be its instruction's, layouts aside, as
+// XLA's parser demands.
+TEST(HloParserErrorTest, OperandShapesMustMatchTheirInstructions) {
+  Status s = ParseError(
+      "HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0)\n"
+      "  ROOT %a = f32[2]{0} add(s32[7,7]{1,0} %p, pred[] %p)\n}\n");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("t.hlo:4:27: operand %p is f32[2], not s32[7,7] as written here"),
+            std::string::npos)
+      << s.ToString();
+  // The same shape without its layout, or in a tuple, is fine.
+  EXPECT_TRUE(ParseHlo("HloModule m\nENTRY e {\n  %p = f32[2]{0} parameter(0)\n"
+                       "  %t = (f32[2]{0}) tuple(f32[2] %p)\n"
+                       "  ROOT %a = f32[2]{0} get-tuple-element((f32[2]{0}) %t), index=0\n}\n",
+                       "t.hlo")
+                  .ok());
+}
+
 TEST(HloParserErrorTest, UnsupportedOpcodeIsUnimplementedAtTheOpcode) {
   Status s = ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[2] frobnicate()\n}\n");
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);

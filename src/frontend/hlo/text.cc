@@ -165,27 +165,32 @@ class TextParser {
   }
 
   // `%a, f32[8]{0} %b, /*index=2*/(f32[], s32[]) c`: names, each optionally
-  // after its shape (which the defining instruction already gives).
+  // after its shape, which must be the defining instruction's (lowering
+  // checks it).
   Status ReadOperands(HloInstruction* inst) {
     HloCursor c = CursorOver(src_, inst->args);
     if (c.AtEnd()) return Status::Ok();
     do {
       c.SkipTrivia();
-      size_t start = c.pos();
+      const size_t start = c.pos();
       std::string_view name;
+      std::optional<ir::Type> type;
       if (c.PeekRaw() == '(') {
-        TPUSIM_RETURN_IF_ERROR(c.ReadShape().status());
+        TPUSIM_ASSIGN_OR_RETURN(type, c.ReadShape());
         name = c.ReadName();
       } else {
         name = c.ReadName();
         if (!name.empty() && c.PeekRaw() == '[') {
           c.set_pos(start);
-          TPUSIM_RETURN_IF_ERROR(c.ReadShape().status());
+          TPUSIM_ASSIGN_OR_RETURN(type, c.ReadShape());
           name = c.ReadName();
         }
       }
       if (name.empty()) return c.Error("expected an operand name");
-      inst->operands.push_back({name, static_cast<size_t>(name.data() - src_.text().data())});
+      inst->operands.push_back({.name = name,
+                                .offset = static_cast<size_t>(name.data() - src_.text().data()),
+                                .type = std::move(type),
+                                .type_offset = start});
     } while (c.Consume(','));
     if (!c.AtEnd()) return c.Error("expected ',' or ')' after an operand");
     return Status::Ok();
