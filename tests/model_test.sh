@@ -389,7 +389,7 @@ bad_plan "fits nowhere" 2 "llama3-70b at batch 4 fits no mesh of v5e-4 in HBM" \
 [[ $(grep -cv '^planning: ' err.txt) == 1 ]] || fail "plan fits nowhere: more than one error line"
 grep -q 'rejected v5litepod-4 --mesh data=1,fsdp=4,tensor=1 --remat full --microbatches 1: @main needs' out.txt ||
   fail "plan fits nowhere: no breakdown in the table"
-bad_plan "serve sizes" 2 "--batch, --prompt and --gen must be > 0" \
+bad_plan "serve sizes" 2 "plan --serve needs --batch (the most sequences decoding at once), --prompt (tokens per prompt) and --gen (tokens each request generates), each > 0; missing: --batch" \
   --model llama3-8b --serve --slice v6e-8 --prompt 16 --gen 4
 bad_plan "serve fits nowhere" 2 "the decode step at batch 4 and context 19 on v5litepod-4: @main needs" \
   --model llama3-70b --serve --slice v5e-4 --batch 4 --prompt 16 --gen 4

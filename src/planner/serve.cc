@@ -168,8 +168,16 @@ std::string GiBText(double bytes) {
 }  // namespace
 
 StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
-  if (r.batch <= 0 || r.prompt <= 0 || r.gen <= 0) {
-    return InvalidArgument("--batch, --prompt and --gen must be > 0");
+  std::string missing;
+  for (const auto& [flag, value] :
+       {std::pair{"--batch", r.batch}, {"--prompt", r.prompt}, {"--gen", r.gen}}) {
+    if (value <= 0) missing += (missing.empty() ? "" : ", ") + std::string(flag);
+  }
+  if (!missing.empty()) {
+    return InvalidArgument(
+        "plan --serve needs --batch (the most sequences decoding at once), --prompt (tokens "
+        "per prompt) and --gen (tokens each request generates), each > 0; missing: " +
+        missing);
   }
   if (r.rate < 0 || (r.rate > 0 && r.requests <= 0)) {
     return InvalidArgument("--rate must be >= 0, and --requests > 0 with it");
@@ -252,9 +260,13 @@ StatusOr<ServePlan> PlanServing(const ServeRequest& r) {
                                        .requests = r.requests,
                                        .seed = r.seed});
   }
-  if (const double usd = r.pricing.PerChipHour(slice.chip.name); usd > 0) {
+  // The price of what was simulated: the requests at the rate when one was
+  // given, else the one batch.
+  const ServeStats& priced = r.rate > 0 ? plan.loaded : plan.closed;
+  if (const double usd = r.pricing.PerChipHour(slice.chip.name);
+      usd > 0 && priced.tokens_per_s > 0) {
     plan.usd_per_million_tokens =
-        usd / 3600 * static_cast<double>(plan.chips) / plan.closed.tokens_per_s * 1e6;
+        usd / 3600 * static_cast<double>(plan.chips) / priced.tokens_per_s * 1e6;
   }
   return plan;
 }
@@ -298,9 +310,15 @@ std::string ServeTable(const ServeRequest& r, const ServePlan& p) {
     stats(title, p.loaded);
   }
   if (p.usd_per_million_tokens > 0) {
-    char line[96];
-    std::snprintf(line, sizeof line, "  cost        $%.3f per 1M generated tokens (%s)\n",
-                  p.usd_per_million_tokens, r.pricing.Title().c_str());
+    char line[200];
+    char at[64];
+    if (p.loaded.requests > 0) {
+      std::snprintf(at, sizeof at, "at %g requests/s", r.rate);
+    } else {
+      std::snprintf(at, sizeof at, "in one batch of %lld", static_cast<long long>(r.batch));
+    }
+    std::snprintf(line, sizeof line, "  cost        $%.3f per 1M generated tokens %s (%s)\n",
+                  p.usd_per_million_tokens, at, r.pricing.Title().c_str());
     out += line;
   }
   out += "  price       " + r.pricing.Describe(p.generation) + "\n";
@@ -342,7 +360,10 @@ std::string ServeJson(const ServeRequest& r, const ServePlan& p) {
     j["rate"] = r.rate;
     j["at_rate"] = stats(p.loaded);
   }
-  if (p.usd_per_million_tokens > 0) j["usd_per_million_tokens"] = p.usd_per_million_tokens;
+  if (p.usd_per_million_tokens > 0) {
+    j["usd_per_million_tokens"] = p.usd_per_million_tokens;
+    j["priced"] = p.loaded.requests > 0 ? "at_rate" : "closed_batch";
+  }
   j["pricing"] = r.pricing.Kind();
   if (!r.pricing.region.empty()) j["region"] = r.pricing.region;
   j["price"] = {{"generation", p.generation},

@@ -98,7 +98,13 @@ TEST(Serving, PlanTimesTheStepsOnTheSlice) {
   EXPECT_EQ(p->kv_cache_bytes, 2LL * 2 * 8 * (128 + 16) * 4 * 32 * 2);
   EXPECT_GT(p->hbm_peak_bytes, 0);
   EXPECT_EQ(p->loaded.requests, 100);
-  EXPECT_GT(p->usd_per_million_tokens, 0);
+  // Priced at the rate simulated, not at the one batch's throughput.
+  const double usd = r.pricing.PerChipHour("v5e");
+  ASSERT_GT(usd, 0);
+  EXPECT_NEAR(p->usd_per_million_tokens,
+              usd / 3600 * static_cast<double>(p->chips) / p->loaded.tokens_per_s * 1e6,
+              1e-9 * p->usd_per_million_tokens);
+  EXPECT_NE(ServeTable(r, *p).find("generated tokens at 50 requests/s"), std::string::npos);
   EXPECT_NE(ServeTable(r, *p).find("time to first token"), std::string::npos);
   EXPECT_NE(ServeJson(r, *p).find("\"at_rate\""), std::string::npos);
   r.mesh = "data=3,tensor=1";
@@ -106,6 +112,7 @@ TEST(Serving, PlanTimesTheStepsOnTheSlice) {
   r.mesh = "";
   r.gen = 0;
   EXPECT_EQ(PlanServing(r).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(PlanServing(r).status().message().find("missing: --gen"), std::string::npos);
 }
 
 }  // namespace

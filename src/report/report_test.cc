@@ -54,6 +54,33 @@ TEST(ReportTest, TextNamesThePaddingWaste) {
   EXPECT_NE(text.find("MFU"), std::string::npos);
 }
 
+// A move to host memory runs beside the matmul: the ops' busy times add up
+// to more than the step, so the text gives them as shares of their sum.
+TEST(ReportTest, BusyTimeSharesAddUpWhenTransfersOverlap) {
+  auto m = frontend::ParseStableHlo(R"(
+func.func public @main(%x: tensor<1024x1024xf32>, %w: tensor<2048x2048xbf16>) -> (tensor<1024x1024xf32>, tensor<2048x2048xf32>) {
+  %h = stablehlo.custom_call @annotate_device_placement(%x) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %d = stablehlo.dot_general %w, %w, contracting_dims = [1] x [0] : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xf32>
+  return %h, %d : tensor<1024x1024xf32>, tensor<2048x2048xf32>
+})",
+                                    "o.mlir");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto t = timing::TimeStatically(**m, "main", *hw::FindPreset("v5e"), {.overlap = true});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const Summary s = Summarize(*t);
+  double busy = 0;
+  for (double seconds : s.bound_seconds) busy += seconds;
+  ASSERT_GT(busy, s.total_seconds * 1.01);  // the transfer overlapped
+  const std::string text = TextReport(*t, s);
+  const size_t line = text.find("busy time by bound:");
+  ASSERT_NE(line, std::string::npos) << text;
+  double shares = 0;
+  for (size_t at = text.find('(', line); at < text.find('\n', line); at = text.find('(', at + 1)) {
+    shares += std::stod(text.substr(at + 1));
+  }
+  EXPECT_NEAR(shares, 100, 0.3) << text.substr(line, text.find('\n', line) - line);
+}
+
 TEST(ReportTest, JsonHasEveryDocumentedField) {
   timing::Timeline t = TimeProgram();
   auto doc = nlohmann::json::parse(JsonReport(t, Summarize(t)));

@@ -20,13 +20,16 @@ void TimeBy(std::ostringstream& os, const Summary& s) {
     os << "  " << hw::UnitName(static_cast<hw::Unit>(u)) << " "
        << FormatSeconds(s.unit_seconds[u]);
   }
-  os << "\n  time by bound:";
+  // Collectives and host moves run beside the compute, so the ops' times
+  // add up to more than the step: shares are of their sum.
+  double busy = 0;
+  for (double seconds : s.bound_seconds) busy += seconds;
+  os << "\n  busy time by bound:";
   for (int b = 0; b < hw::kNumBounds; ++b) {
     if (s.bound_seconds[b] == 0) continue;
     os << "  " << hw::BoundName(static_cast<hw::Bound>(b)) << " "
        << FormatSeconds(s.bound_seconds[b]);
-    if (s.total_seconds > 0)
-      os << " (" << FormatPercent(s.bound_seconds[b] / s.total_seconds) << ")";
+    if (busy > 0) os << " (" << FormatPercent(s.bound_seconds[b] / busy) << ")";
   }
   os << "\n";
 }

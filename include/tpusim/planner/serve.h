@@ -80,7 +80,9 @@ struct ServePlan {
   int devices_per_chip = 1;
   ServeStats closed;                                   // `batch` requests at once
   ServeStats loaded;                  // at `rate` (requests == 0 when no rate was given)
-  double usd_per_million_tokens = 0;  // at the request's prices, closed batch; 0: no price
+  // At the request's prices, of what was simulated: `loaded` when a rate
+  // was given, else `closed`; 0: no price.
+  double usd_per_million_tokens = 0;
 };
 
 // kInvalidArgument for bad sizes, a mesh the slice cannot hold or a
