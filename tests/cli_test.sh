@@ -425,6 +425,32 @@ HLO
 expect_exit 3 "unknown HLO opcode" "$tpusim" run bad.hlo --timing-only
 grep -q 'bad.hlo:5:.*frobnicate' stderr.txt || fail "unknown HLO opcode: $(cat stderr.txt)"
 
+# Flags a user mistypes: one located line each, naming the subcommand's help.
+expect_exit 2 "empty slice" "$tpusim" run add.mlir --slice '' --timing-only
+grep -q -- "--slice: must not be empty (see tpusim run --help)" stderr.txt ||
+  fail "empty slice: $(cat stderr.txt)"
+expect_exit 2 "negative trip count" "$tpusim" run add.mlir --timing-only --trip-count -5
+grep -q -- "--trip-count: must be 0 or more, not -5" stderr.txt || fail "trip count: $(cat stderr.txt)"
+expect_exit 2 "negative seed" "$tpusim" run add.mlir --random-inputs --seed -1
+expect_exit 2 "chip and chip file" "$tpusim" run add.mlir --chip v5p --chip-file chip.toml
+grep -q -- "--chip excludes --chip-file" stderr.txt || fail "chip and chip file: $(cat stderr.txt)"
+expect_exit 2 "plan flag" "$tpusim" plan --bogus
+grep -q "(see tpusim plan --help)" stderr.txt || fail "plan flag: $(cat stderr.txt)"
+expect_exit 0 "7x slice" "$tpusim" run add.mlir --slice 7x-8 --timing-only
+grep -q '^slice: tpu7x-8: 4 7x chips' stdout.txt || fail "7x slice: $(grep slice stdout.txt)"
+
+# Not a program: a directory, an empty file, binary bytes.
+mkdir -p a_dir
+expect_exit 2 "directory" "$tpusim" run a_dir
+grep -q "a_dir is a directory, not a file" stderr.txt || fail "directory: $(cat stderr.txt)"
+: >empty.mlir
+expect_exit 2 "empty file" "$tpusim" run empty.mlir
+grep -q "empty.mlir is empty" stderr.txt || fail "empty file: $(cat stderr.txt)"
+printf 'func.func @main() {\n  \001\002 x \377\376\n}\n' >bytes.mlir
+expect_exit 2 "stray bytes" "$tpusim" run bytes.mlir
+LC_ALL=C grep -q $'[\001\002\377]' stderr.txt && fail "stray bytes: echoed raw: $(cat -v stderr.txt)"
+grep -qF '  ?? x ??' stderr.txt || fail "stray bytes: $(cat -v stderr.txt)"
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures CLI checks failed"
   exit 1

@@ -364,6 +364,9 @@ bad "microbatches" 2 "a microbatch of 2 does not split over data x fsdp x expert
   --batch 8 --mesh data=4 --microbatches 4
 bad "remat" 2 "remat policy 'some': expected full, selective, none, one of MaxText's" llama3-8b \
   --emit x.mlir --remat some
+bad "tensor" 2 "mesh axis 'tensor' = 3 does not divide the 32 query heads and the MLP's 14336 hidden units of llama3-8b" \
+  llama3-8b --emit x.mlir --batch 3 --mesh tensor=3
+bad "seq 0" 2 "--seq: must be 1 or more, not 0 (see tpusim model --help)" llama3-8b --emit x.mlir --seq 0
 bad "params" 2 "no model of family 'llama' with 9b parameters" llama --params 9b
 bad "positions" 2 "the train step of gpt3-175b: seq 16385 exceeds the 16384 positions of its position table" \
   gpt3-175b --emit x.mlir --seq 16385

@@ -60,10 +60,11 @@ if grep -q '?x' dump/00-input.mlir || grep -q 'shape_assertion\|dynamic_broadcas
   fail "dump: the refined program still has dynamic shapes or assertions"
 fi
 
-# An odd batch breaks (2*k, 4): jax's message, its values filled in; exit 1.
+# An odd batch breaks (2*k, 4): jax's message, its values filled in; exit 2,
+# as for any input of the wrong shape.
 "$tpusim" run "$examples/reshape.mlir" --input x5x4.npy --output-dir odd >odd.txt 2>&1
 status=$?
-[ $status -eq 1 ] || fail "odd batch: exit status $status, expected 1"
+[ $status -eq 2 ] || fail "odd batch: exit status $status, expected 2"
 grep -q "Division had remainder 1 when computing the value of 'k'.*'k' = 5 from specification '2\*k' for dimension args\[0\].shape\[0\] (= 5)" odd.txt ||
   fail "odd batch: $(cat odd.txt)"
 

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -42,6 +43,41 @@ int Fail(const std::string& message, int code) {
 }
 
 int Fail(const Status& st) { return Fail(st.message(), st.ExitCode()); }
+
+// An integer flag's value must be at least `least` (CLI11's Range prints its
+// open end as a 300-digit number).
+CLI::Validator AtLeast(int64_t least) {
+  return CLI::Validator(
+      [least](std::string& value) -> std::string {
+        int64_t v = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+        if (ec != std::errc() || end != value.data() + value.size()) return "";  // its type says
+        return v < least ? "must be " + std::to_string(least) + " or more, not " + value : "";
+      },
+      "INT >= " + std::to_string(least));
+}
+
+// A flag that names something (a slice, a file) cannot be given empty.
+const CLI::Validator kNotEmpty(
+    [](std::string& value) -> std::string { return value.empty() ? "must not be empty" : ""; },
+    "");
+
+// "tpusim plan --help": the help of the deepest subcommand parsed so far.
+std::string HelpFor(const CLI::App& app) {
+  std::string command = "tpusim";
+  const CLI::App* at = &app;
+  for (;;) {
+    const std::vector<const CLI::App*> parsed = at->get_subcommands({});
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : parsed) {
+      if (sub->parsed()) next = sub;
+    }
+    if (next == nullptr) break;
+    command += " " + next->get_name();
+    at = next;
+  }
+  return command + " --help";
+}
 
 const std::map<std::string, Numerics> kNumerics = {{"reference", Numerics::kReference},
                                                    {"tpu", Numerics::kTpu}};
@@ -96,15 +132,24 @@ int Main(int argc, char** argv) {
                    "shape of a parameter with dynamic (?) dimensions: NAME=DIMS, like arg0=8x4 "
                    "(default: its --input file's shape)")
       ->allow_extra_args(false);
-  run_cmd->add_option("--seed", run.seed, "seed of --random-inputs")->capture_default_str();
-  run_flags.AddTo(*run_cmd, "tpu");
-  run_cmd->add_option("--chip", run.chip, "chip preset to time on (see tpusim chips)")
+  run_cmd->add_option("--seed", run.seed, "seed of --random-inputs")
+      ->check(AtLeast(0))
       ->capture_default_str();
-  CLI::Option* chip_file = run_cmd->add_option("--chip-file", run.chip_file,
-                                               "a chip described in TOML (tpusim chips --dump)");
+  run_flags.AddTo(*run_cmd, "tpu");
+  CLI::Option* chip =
+      run_cmd->add_option("--chip", run.chip, "chip preset to time on (see tpusim chips)")
+          ->check(kNotEmpty)
+          ->capture_default_str();
+  CLI::Option* chip_file =
+      run_cmd
+          ->add_option("--chip-file", run.chip_file, "a chip described in TOML (tpusim chips --dump)")
+          ->check(kNotEmpty)
+          ->excludes(chip);
   CLI::Option* slice =
-      run_cmd->add_option("--slice", run.slice,
-                          "pod slice to time on, priced collectives included (see tpusim slices)");
+      run_cmd
+          ->add_option("--slice", run.slice,
+                       "pod slice to time on, priced collectives included (see tpusim slices)")
+          ->check(kNotEmpty);
   run_cmd->add_flag(
       "--no-overlap", [&](int64_t) { run.overlap = false; },
       "collectives wait for compute and compute for them (default: they overlap "
@@ -140,7 +185,7 @@ int Main(int argc, char** argv) {
   run_cmd
       ->add_option("--trip-count", trip_count,
                    "iterations of while loops --timing-only cannot count")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
 
   run_cmd->add_option("--passes", run.compile.passes,
                       "compiler passes to run: 'list' shows them; 'a,b' runs those; "
@@ -177,12 +222,14 @@ int Main(int argc, char** argv) {
                         "decode: tokens already in the KV cache (default: seq - 1)");
   model_cmd->add_option("--batch", model.step.batch, "global batch, in sequences")
       ->capture_default_str();
-  model_cmd->add_option("--seq", model.step.seq, "sequence length (default: the model's)");
+  model_cmd->add_option("--seq", model.step.seq, "sequence length (default: the model's)")
+      ->check(AtLeast(1));
   model_cmd->add_option(
       "--mesh", model.mesh,
       "shardings over a mesh of data, fsdp, expert, tensor and sequence axes: data=2,fsdp=4");
-  model_cmd->add_flag("!--no-flash-attention", model.step.flash_attention,
-                      "train step: spell attention out in matmuls and a softmax");
+  model_cmd->add_flag(
+      "--no-flash-attention", [&](int64_t) { model.step.flash_attention = false; },
+      "train step: spell attention out in matmuls and a softmax");
   model_cmd->add_option("--dtype", model.step.dtype, "activations: bf16, f32 or f64")
       ->capture_default_str();
   model_cmd->add_option("--param-dtype", model.param_dtype,
@@ -232,8 +279,10 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--requests", serving.requests, "serving: requests simulated at --rate")
       ->capture_default_str();
   plan_cmd->add_option("--seed", serving.seed, "serving: the arrivals' random seed")
+      ->check(AtLeast(0))
       ->capture_default_str();
-  plan_cmd->add_option("--seq", plan.seq, "sequence length (default: the model's)");
+  plan_cmd->add_option("--seq", plan.seq, "sequence length (default: the model's)")
+      ->check(AtLeast(1));
   plan_cmd->add_option("--dtype", plan.dtype, "activations: bf16 or f32")->capture_default_str();
   plan_cmd->add_option("--max-tensor", plan.max_tensor, "the largest tensor axis to try")
       ->capture_default_str();
@@ -303,7 +352,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return Fail(std::string(e.what()) + " (see tpusim --help)", 2);
+    return Fail(std::string(e.what()) + " (see " + HelpFor(app) + ")", 2);
   }
   if (cloud_action) return cloud_action();
 

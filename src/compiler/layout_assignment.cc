@@ -28,6 +28,8 @@
 #include <utility>
 
 #include "compiler/layout_rules.h"
+#include "tpusim/base/bytes.h"
+#include "tpusim/base/text.h"
 #include "tpusim/compiler/pass.h"
 #include "tpusim/hw/layout.h"
 #include "tpusim/ir/rewrite.h"
@@ -339,12 +341,6 @@ class FunctionAssigner {
   Groups groups_{0};
 };
 
-std::string Mib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
 }  // namespace
 
 Status RunLayoutAssignment(ir::Module& module, PassContext& ctx) {
@@ -353,11 +349,13 @@ Status RunLayoutAssignment(ir::Module& module, PassContext& ctx) {
     FunctionAssigner(*f, f->name() == ctx.entry).Run(stats);
   }
   TPUSIM_RETURN_IF_ERROR(VerifyLayouts(module, ctx.entry));
-  ctx.notes.push_back("layout-assignment: " + std::to_string(stats.laid_out) +
-                      " values laid out other than row-major (padded " +
-                      Mib(stats.row_major_bytes) + " -> " + Mib(stats.chosen_bytes) + "), " +
+  // Sizes in binary units of three digits, so that a small change shows.
+  ctx.notes.push_back("layout-assignment: " + CountOf(stats.laid_out, "value") +
+                      " laid out other than row-major (padded " +
+                      FormatBinaryBytes(stats.row_major_bytes) + " -> " +
+                      FormatBinaryBytes(stats.chosen_bytes) + "), " +
                       std::to_string(stats.copies) + (stats.copies == 1 ? " copy" : " copies") +
-                      " inserted (" + Mib(stats.copy_bytes) + " moved)");
+                      " inserted (" + FormatBinaryBytes(stats.copy_bytes) + " moved)");
   return Status::Ok();
 }
 

@@ -133,8 +133,8 @@ TEST(LayoutAssignmentTest, SkinnyChainGoesColumnMajor) {
   const Timed before = Time(*m);
   const std::vector<Tensor> values = RunMain(*m);
   EXPECT_EQ(Assign(*m),
-            "layout-assignment: 4 values laid out other than row-major (padded 8.0 MiB -> "
-            "0.5 MiB), 0 copies inserted (0.0 MiB moved)");
+            "layout-assignment: 4 values laid out other than row-major (padded 8 MiB -> "
+            "512 KiB), 0 copies inserted (0 B moved)");
   EXPECT_EQ(Layouts(*m), R"(%1 = stablehlo.broadcast_in_dim %0 : {0} -> {0,1}
 %2 = stablehlo.iota :  -> {0,1}
 %3 = stablehlo.exponential %1 : {0,1} -> {0,1}

@@ -55,7 +55,11 @@ TEST(ChipTest, TomlRoundTripsEveryPreset) {
     auto back = LoadChipToml(DumpChipToml(c), c.name + ".toml");
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(DumpChipToml(*back), DumpChipToml(c));
+    // Exactly, in the shortest text that reads back.
+    EXPECT_EQ(back->op_overhead_s, c.op_overhead_s);
+    EXPECT_EQ(back->mxu.sustained_fraction, c.mxu.sustained_fraction);
   }
+  EXPECT_NE(DumpChipToml(*FindPreset("v5e")).find("\nop_overhead_s = 3.5e-07  #"), std::string::npos);
 }
 
 TEST(ChipTest, TomlChangesAPresetCopy) {

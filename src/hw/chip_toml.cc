@@ -2,6 +2,7 @@
 // strictly (unknown keys and impossible values are errors with locations).
 #include <toml++/toml.h>
 
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -143,9 +144,19 @@ StatusOr<ChipSpec> LoadChipToml(std::string_view text, const std::string& filena
   }
 }
 
+namespace {
+
+// The shortest text that reads back as `v`: 3.5e-07, not 3.4999999999999998e-07.
+std::string Shortest(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+}  // namespace
+
 std::string DumpChipToml(const ChipSpec& c) {
   std::ostringstream os;
-  os.precision(17);
   os << "# tpusim chip description. Load with --chip-file; 'base = \"v5e\"' may\n"
      << "# replace the fields below to start from a preset.\n"
      << "name = " << Quoted(c.name) << "\n"
@@ -153,9 +164,9 @@ std::string DumpChipToml(const ChipSpec& c) {
      << "tensor_cores = " << c.tensor_cores << "  # per chip\n"
      << "megacore = " << (c.megacore ? "true" : "false")
      << "  # cores act as one device\n"
-     << "clock_hz = " << c.clock_hz << "\n"
-     << "op_overhead_s = " << c.op_overhead_s << "  # fixed cost per op\n"
-     << "published_bf16_flops = " << c.published_bf16_flops << "  # 0 if unknown\n"
+     << "clock_hz = " << Shortest(c.clock_hz) << "\n"
+     << "op_overhead_s = " << Shortest(c.op_overhead_s) << "  # fixed cost per op\n"
+     << "published_bf16_flops = " << Shortest(c.published_bf16_flops) << "  # 0 if unknown\n"
      << "sources = [";
   for (size_t i = 0; i < c.sources.size(); ++i) os << (i ? ", " : "") << Quoted(c.sources[i]);
   os << "]\n\n[mxu]\n"
@@ -168,31 +179,31 @@ std::string DumpChipToml(const ChipSpec& c) {
      << "  # the next load (ws, is) or the last drain (os) overlaps compute\n"
      << "cycle_model = \"" << CycleModelName(c.mxu.cycle_model)
      << "\"  # register | scale_sim (SCALE-Sim's count, without double buffering)\n"
-     << "int8_rate = " << c.mxu.int8_rate << "  # int8 MACs per bf16 MAC\n"
-     << "fp8_rate = " << c.mxu.fp8_rate << "  # fp8 MACs per bf16 MAC\n"
-     << "sustained_fraction = " << c.mxu.sustained_fraction
+     << "int8_rate = " << Shortest(c.mxu.int8_rate) << "  # int8 MACs per bf16 MAC\n"
+     << "fp8_rate = " << Shortest(c.mxu.fp8_rate) << "  # fp8 MACs per bf16 MAC\n"
+     << "sustained_fraction = " << Shortest(c.mxu.sustained_fraction)
      << "  # calibration: share of the cycle count's rate kernels reach\n\n"
      << "[vector_unit]\n"
      << "lanes = " << c.vpu.lanes << "\n"
      << "sublanes = " << c.vpu.sublanes << "\n"
-     << "alu_ops_per_cycle = " << c.vpu.alu_ops_per_cycle << "  # per element slot\n"
-     << "transcendental_ops_per_cycle = " << c.vpu.transcendental_ops_per_cycle << "\n"
+     << "alu_ops_per_cycle = " << Shortest(c.vpu.alu_ops_per_cycle) << "  # per element slot\n"
+     << "transcendental_ops_per_cycle = " << Shortest(c.vpu.transcendental_ops_per_cycle) << "\n"
      << "transpose_units = " << c.vpu.transpose_units << "\n\n"
      << "[memory]\n"
      << "vmem_bytes = " << c.memory.vmem_bytes << "  # per TensorCore\n"
      << "hbm_bytes = " << c.memory.hbm_bytes << "  # per chip, shared by its devices\n"
-     << "hbm_bytes_per_s = " << c.memory.hbm_bytes_per_s << "  # per chip, peak\n"
-     << "hbm_sustained_fraction = " << c.memory.hbm_sustained_fraction
+     << "hbm_bytes_per_s = " << Shortest(c.memory.hbm_bytes_per_s) << "  # per chip, peak\n"
+     << "hbm_sustained_fraction = " << Shortest(c.memory.hbm_sustained_fraction)
      << "  # measured: share of the peak a large copy sustains\n"
      << "dma_granule_bytes = " << c.memory.dma_granule_bytes
      << "  # smallest HBM transfer (assumed)\n\n"
      << "[ici]\n"
      << "links_per_chip = " << c.ici.links_per_chip << "  # torus neighbours\n"
-     << "link_bytes_per_s = " << c.ici.link_bytes_per_s << "  # one link, one way\n"
-     << "hop_latency_s = " << c.ici.hop_latency_s << "\n\n"
+     << "link_bytes_per_s = " << Shortest(c.ici.link_bytes_per_s) << "  # one link, one way\n"
+     << "hop_latency_s = " << Shortest(c.ici.hop_latency_s) << "\n\n"
      << "[host]\n"
-     << "bytes_per_s = " << c.host.bytes_per_s << "  # PCIe to host memory, one way; 0: none\n"
-     << "latency_s = " << c.host.latency_s << "  # per transfer\n\n"
+     << "bytes_per_s = " << Shortest(c.host.bytes_per_s) << "  # PCIe to host memory, one way; 0: none\n"
+     << "latency_s = " << Shortest(c.host.latency_s) << "  # per transfer\n\n"
      << "[slice]\n"
      << "rank = " << c.slice.rank << "  # torus dimensions\n"
      << "chips_per_host = " << c.slice.chips_per_host << "\n"
@@ -206,7 +217,7 @@ std::string DumpChipToml(const ChipSpec& c) {
     os << (i ? ", " : "") << Quoted(c.slice.topologies[i]);
   }
   os << "]\n"
-     << "dcn_bytes_per_s_per_chip = " << c.slice.dcn_bytes_per_s_per_chip << "  # between slices\n";
+     << "dcn_bytes_per_s_per_chip = " << Shortest(c.slice.dcn_bytes_per_s_per_chip) << "  # between slices\n";
   return os.str();
 }
 

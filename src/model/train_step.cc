@@ -640,6 +640,14 @@ Status CheckStep(const ModelSpec& spec, const TrainStepOptions& options, const s
         " does not split over data x fsdp x expert = " + std::to_string(batch_split));
   }
   TPUSIM_RETURN_IF_ERROR(CheckExpertAxis(spec, options));
+  // Query heads and the MLP split evenly over tensor, as Megatron splits
+  // them (kv heads it cannot split are kept whole on every device).
+  if (const int64_t t = options.MeshSize("tensor"); spec.heads % t != 0 || spec.d_ff % t != 0) {
+    return InvalidArgument("mesh axis 'tensor' = " + std::to_string(t) +
+                           " does not divide the " + std::to_string(spec.heads) +
+                           " query heads and the MLP's " + std::to_string(spec.d_ff) +
+                           " hidden units of " + spec.name);
+  }
   if (options.fp8 && options.int8) return InvalidArgument("--fp8 and --int8: choose one");
   for (const std::string& t : {options.dtype, options.param_dtype}) {
     if (t != "f32" && t != "bf16" && t != "f64") {

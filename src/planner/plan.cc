@@ -31,6 +31,9 @@ std::vector<int64_t> AxisSizes(int64_t devices, int64_t most, std::vector<int64_
   return out;
 }
 
+// A slice and the costs of its collective patterns, shared by its candidates.
+using Patterns = std::shared_ptr<pod::CollectivePatterns>;
+
 // The meshes of `devices` worth trying: a tensor axis that splits the
 // query heads and the MLP evenly (kv heads it cannot split are kept whole),
 // an expert axis that splits a mixture's experts, a sequence axis that
@@ -39,9 +42,6 @@ std::vector<int64_t> AxisSizes(int64_t devices, int64_t most, std::vector<int64_
 // axes (fsdp x sequence x expert) the model dimension. Over several slices the
 // data axis, outermost, spans them, so that only its gradient reduction
 // crosses DCN.
-// A slice and the costs of its collective patterns, shared by its candidates.
-using Patterns = std::shared_ptr<pod::CollectivePatterns>;
-
 StatusOr<std::vector<Candidate>> Meshes(const PlanRequest& r, const pod::Slice& slice) {
   const model::ModelSpec& m = r.model;
   // --mesh: its axes' sizes (those it leaves out are 1).

@@ -1,6 +1,7 @@
 #include "tpusim/pod/slice.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace tpusim::pod {
@@ -148,8 +149,11 @@ StatusOr<Slice> MakeSlice(const hw::ChipSpec& chip, std::string_view topology, i
 StatusOr<Slice> FindSlice(std::string_view name) {
   std::string_view rest = name;
   int64_t num_slices = 1;
+  // "Nx" in front counts slices when a name follows it ("2xv5p-128"), not
+  // in a name that starts with digits ("7x-8").
   const size_t x = rest.find('x');
-  if (x != std::string_view::npos && x > 0 &&
+  if (x != std::string_view::npos && x > 0 && x + 1 < rest.size() &&
+      std::isalpha(static_cast<unsigned char>(rest[x + 1])) &&
       rest.substr(0, x).find_first_not_of("0123456789") == std::string_view::npos) {
     num_slices = std::max<int64_t>(ParseCount(rest.substr(0, x)), 0);  // "Nx" prefix
     rest = rest.substr(x + 1);

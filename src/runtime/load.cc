@@ -1,5 +1,6 @@
 #include "tpusim/runtime/load.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +11,10 @@
 namespace tpusim::runtime {
 
 StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgument(path + " is a directory, not a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("cannot open " + path);
   std::ostringstream buf;
@@ -20,6 +25,14 @@ StatusOr<std::string> ReadTextFile(const std::string& path) {
 
 StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path) {
   TPUSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return InvalidArgument(path + " is empty: expected a StableHLO or XLA HLO program");
+  }
+  if (text.find('\0') != std::string::npos) {
+    return InvalidArgument(path +
+                           " is not text (it holds NUL bytes): expected a StableHLO or XLA HLO "
+                           "program");
+  }
   return LoadModuleText(text, path);
 }
 

@@ -26,13 +26,15 @@ bool Parser::ConsumeKeyword(std::string_view k) {
 
 Status Parser::Expect(TokenKind k, std::string_view what) {
   if (Consume(k)) return Status::Ok();
-  std::string found = tok_.is(TokenKind::kEof) ? "end of input" : "'" + std::string(tok_.text) + "'";
+  std::string found =
+      tok_.is(TokenKind::kEof) ? "end of input" : "'" + std::string(tok_.text) + "'";
   return Error("expected " + std::string(what) + ", found " + found);
 }
 
 Status Parser::ExpectKeyword(std::string_view k) {
   if (ConsumeKeyword(k)) return Status::Ok();
-  std::string found = tok_.is(TokenKind::kEof) ? "end of input" : "'" + std::string(tok_.text) + "'";
+  std::string found =
+      tok_.is(TokenKind::kEof) ? "end of input" : "'" + std::string(tok_.text) + "'";
   return Error("expected '" + std::string(k) + "', found " + found);
 }
 
@@ -55,6 +57,23 @@ ir::Location Parser::LocationAt(size_t offset) const {
   return ir::Location{file_, line_cache_line_, static_cast<int>(offset - line_cache_start_) + 1};
 }
 
+namespace {
+
+bool ValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string CaretLines(std::string_view buf, size_t offset) {
   if (offset > buf.size()) offset = buf.size();
   size_t start = offset;
@@ -65,7 +84,14 @@ std::string CaretLines(std::string_view buf, size_t offset) {
   size_t col = offset - start;
   size_t shown_start = col > kMaxShown / 2 ? offset - kMaxShown / 2 : start;
   size_t shown_stop = std::min(stop, shown_start + kMaxShown);
+  // Control bytes and bytes of no valid UTF-8 show as '?', so that a
+  // message about binary input stays one readable line.
   std::string line(buf.substr(shown_start, shown_stop - shown_start));
+  const bool utf8 = ValidUtf8(line);
+  for (char& c : line) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && c != '\t') || b == 0x7f || (b >= 0x80 && !utf8)) c = '?';
+  }
   std::string caret;
   for (size_t i = shown_start; i < offset; ++i) caret += buf[i] == '\t' ? '\t' : ' ';
   return line + "\n" + caret + "^";
@@ -78,16 +104,15 @@ Status Parser::ErrorAt(size_t offset, std::string_view message) const {
 }
 
 Status Parser::UnimplementedAt(size_t offset, std::string_view message) const {
-  return Status(StatusCode::kUnimplemented,
-                std::string(message) + "\n" + CaretLines(buf_, offset))
+  return Status(StatusCode::kUnimplemented, std::string(message) + "\n" + CaretLines(buf_, offset))
       .WithLocation(LocationAt(offset).ToString());
 }
 
 Status Parser::Enter() {
   if (++depth_ > kMaxNesting) {
     --depth_;
-    return ErrorAt(tok_.offset, "nesting too deep (more than " +
-                                    std::to_string(kMaxNesting) + " levels)");
+    return ErrorAt(tok_.offset,
+                   "nesting too deep (more than " + std::to_string(kMaxNesting) + " levels)");
   }
   return Status::Ok();
 }
@@ -149,8 +174,8 @@ StatusOr<ir::Value> Parser::ParseValueUse() {
     if (found == it->end()) continue;
     if (index >= found->second.size()) {
       return ErrorAt(offset, "result #" + std::to_string(index) + " of %" + std::string(text) +
-                                 " does not exist (it has " +
-                                 std::to_string(found->second.size()) + ")");
+                                 " does not exist (it has " + std::to_string(found->second.size()) +
+                                 ")");
     }
     Advance();
     return found->second[index];
@@ -160,8 +185,8 @@ StatusOr<ir::Value> Parser::ParseValueUse() {
 
 Status Parser::CheckType(ir::Value v, const ir::Type& t, size_t offset) const {
   if (v.type() == t) return Status::Ok();
-  return ErrorAt(offset, "type " + t.ToString() + " does not match the value's type " +
-                             v.type().ToString());
+  return ErrorAt(
+      offset, "type " + t.ToString() + " does not match the value's type " + v.type().ToString());
 }
 
 }  // namespace tpusim::frontend

@@ -65,7 +65,7 @@ StatusOr<std::vector<Tensor>> EvalShapeAssertion(EvalContext&, const ir::Operati
   if (IndexValues(in[0])[0] != 0) return std::vector<Tensor>{};
   std::vector<int64_t> values;
   for (size_t i = 1; i < in.size(); ++i) values.push_back(IndexValues(in[i])[0]);
-  return FailedPrecondition(Fill(op.attr("error_message").str(), values));
+  return InvalidArgument(Fill(op.attr("error_message").str(), values));
 }
 
 TPUSIM_REGISTER_CUSTOM_CALL({.target = "shape_assertion",
