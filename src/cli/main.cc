@@ -316,6 +316,8 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--region", region,
                        "charge one region's prices (default: each generation's first listed)");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
+  plan_cmd->add_flag("--verbose", plan.verbose,
+                     "list every candidate that does not fit HBM, not only the closest");
 
   CLI::App* slices_cmd =
       app.add_subcommand("slices", "list the pod slices (accelerator types) with their tori");
@@ -407,11 +409,13 @@ int Main(int argc, char** argv) {
       plan.slices.push_back(plan_slices.substr(at, comma - at));
       at = comma + 1;
     }
+    // On a terminal one line, rewritten, and cleared when done; else a line
+    // a mesh.
     const bool tty = isatty(fileno(stderr));
-    auto progress = [&](const tpusim::planner::Candidate& c, int done, int total) {
-      std::fprintf(stderr, "%splanning: %d/%d %s %s remat=%s%s", tty ? "\r" : "", done, total,
-                   c.slice.c_str(), c.Mesh().c_str(), c.remat.c_str(), tty ? "   " : "\n");
-      if (tty && done == total) std::fputc('\n', stderr);
+    auto progress = [&](const tpusim::planner::Candidate& mesh, int done, int total) {
+      std::fprintf(stderr, "%splanning: mesh %d/%d %s %s%s", tty ? "\r" : "", done, total,
+                   mesh.slice.c_str(), mesh.Mesh().c_str(), tty ? "\033[K" : "\n");
+      if (tty && done == total) std::fputs("\r\033[K", stderr);
     };
     auto candidates = tpusim::planner::Plan(plan, progress);
     if (!candidates.ok()) return Fail(candidates.status());

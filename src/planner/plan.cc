@@ -124,10 +124,10 @@ Status Evaluate(const PlanRequest& r, const Patterns& patterns, Candidate& c) {
   c.hbm_capacity_bytes = chip.HbmBytesPerDevice();
   c.devices_per_chip = chip.DevicesPerChip();
   c.rejected = t.rejected;
+  c.hbm_peak_bytes = t.hbm_peak_bytes;
   if (!c.fits()) return Status::Ok();
   c.step_seconds = t.seconds;
   c.exposed_communication_seconds = t.exposed_communication_seconds;
-  c.hbm_peak_bytes = t.hbm_peak_bytes;
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
   const double tokens = static_cast<double>(r.global_batch * seq);
   const double chips = static_cast<double>(slice.total_chips());
@@ -244,9 +244,6 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
     TPUSIM_RETURN_IF_ERROR(model::SetRemat(r.remat, o));
     policies = {r.remat};
   }
-  // Candidates per mesh at most: each policy and its offloaded form.
-  size_t tries = 0;
-  for (const std::string& p : policies) tries += r.remat.empty() && !Offloaded(p).empty() ? 2 : 1;
   std::vector<std::pair<Patterns, std::vector<Candidate>>> work;
   size_t total = 0;
   for (const std::string& name : r.slices) {
@@ -269,16 +266,9 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   int done = 0;
   for (auto& [slice, meshes] : work) {
     for (const Candidate& mesh : meshes) {
-      const size_t first = out.size();
       TPUSIM_RETURN_IF_ERROR(
           SearchMesh(r, slice, mesh, policies, out).WithContext(mesh.slice + " " + mesh.Mesh()));
-      if (!progress) continue;
-      // Policies skipped (none fits where a leaner one did not, an
-      // offloaded form where the policy fit) count done.
-      done += static_cast<int>(tries - (out.size() - first));
-      for (size_t i = first; i < out.size(); ++i) {
-        progress(out[i], ++done, static_cast<int>(total * tries));
-      }
+      if (progress) progress(mesh, ++done, static_cast<int>(total));
     }
   }
   // Unpriced candidates rank after priced ones by cost.
@@ -293,6 +283,34 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& r, const Progress& prog
   });
   return out;
 }
+
+namespace {
+
+// The candidates that did not fit: every one with r.verbose, else their
+// count and the closest miss (the least HBM over capacity).
+std::string RejectedLines(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+  std::string out;
+  const Candidate* closest = nullptr;
+  int rejected = 0;
+  auto over = [](const Candidate& c) {
+    return static_cast<double>(c.hbm_peak_bytes) / static_cast<double>(c.hbm_capacity_bytes);
+  };
+  for (const Candidate& c : candidates) {
+    if (c.fits()) continue;
+    ++rejected;
+    if (r.verbose) out += "  rejected " + c.slice + " " + c.Options() + ": " + c.rejected + "\n";
+    if (closest == nullptr || over(c) < over(*closest)) closest = &c;
+  }
+  if (r.verbose || closest == nullptr) return out;
+  if (rejected > 1) {
+    out += "  rejected " + std::to_string(rejected) +
+           " candidates that do not fit HBM (--verbose or --json lists them); the closest:\n";
+  }
+  return out + "  rejected " + closest->slice + " " + closest->Options() + ": " +
+         closest->rejected + "\n";
+}
+
+}  // namespace
 
 std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   const int64_t seq = r.seq > 0 ? r.seq : r.model.max_seq;
@@ -332,11 +350,7 @@ std::string PlanTable(const PlanRequest& r, const std::vector<Candidate>& candid
   for (const std::string& g : split_chips) {
     out += "  " + g + ": each TensorCore is a device with its share of the chip's HBM\n";
   }
-  for (const Candidate& c : candidates) {
-    if (!c.fits()) {
-      out += "  rejected " + c.slice + " " + c.Options() + ": " + c.rejected + "\n";
-    }
-  }
+  out += RejectedLines(r, candidates);
   if (!candidates.empty() && candidates[0].fits()) {
     const Candidate& best = candidates[0];
     out += std::string(r.objective == PlanRequest::Objective::kCost ? "cheapest: " : "best: ") +
@@ -391,11 +405,11 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
                         {"fits", c.fits()},
                         {"hbm_capacity_bytes", c.hbm_capacity_bytes},
                         {"devices_per_chip", c.devices_per_chip}};
+    if (c.hbm_peak_bytes > 0) e["hbm_peak_bytes"] = c.hbm_peak_bytes;
     if (c.fits()) {
       e["step_seconds"] = c.step_seconds;
       e["mfu"] = c.mfu;
       e["tokens_per_s_per_chip"] = c.tokens_per_s_per_chip;
-      e["hbm_peak_bytes"] = c.hbm_peak_bytes;
       e["exposed_communication_seconds"] = c.exposed_communication_seconds;
       if (c.usd_per_million_tokens > 0) e["usd_per_million_tokens"] = c.usd_per_million_tokens;
     } else {

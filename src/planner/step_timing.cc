@@ -21,6 +21,7 @@ StatusOr<StepTiming> TimeStep(const std::string& text, const std::string& filena
     const std::string why = compiled.status().message();  // status() is a copy
     const size_t at = why.find("@main needs");            // after the pass's name
     t.rejected = at == std::string::npos ? why : why.substr(at);
+    if (compiler.exhausted()) t.hbm_peak_bytes = compiler.exhausted()->peak_bytes;
     return t;
   }
   TPUSIM_RETURN_IF_ERROR(compiled.status());

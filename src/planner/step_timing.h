@@ -17,7 +17,7 @@ struct StepTiming {
   // Empty when it fits HBM; else buffer assignment's breakdown.
   std::string rejected;
   double seconds = 0, exposed_communication_seconds = 0;
-  int64_t hbm_peak_bytes = 0;
+  int64_t hbm_peak_bytes = 0;  // what it needs, rejected or not
 };
 
 // `text` (StableHLO; `filename` names it in errors) on every device of

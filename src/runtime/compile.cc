@@ -79,7 +79,11 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Compiler::RunPasses(
   program->entry = entry;
   compiler::PassContext ctx{.chip = &chip, .entry = entry};
   compiler::PipelineOptions pipeline{.passes = passes, .dump_dir = options_.dump_dir};
-  TPUSIM_RETURN_IF_ERROR(compiler::RunPipeline(*program->module, pipeline, ctx));
+  exhausted_.reset();
+  if (Status st = compiler::RunPipeline(*program->module, pipeline, ctx); !st.ok()) {
+    if (st.code() == StatusCode::kResourceExhausted) exhausted_ = std::move(ctx.memory);
+    return st;
+  }
   for (const auto& p : passes) program->passes.emplace_back(p.name);
   program->notes = std::move(ctx.notes);
   program->pass_seconds = std::move(ctx.pass_seconds);

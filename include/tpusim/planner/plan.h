@@ -40,6 +40,9 @@ struct PlanRequest {
   // Microbatches per step; 0: for each mesh and policy, the fewest that fit
   // HBM.
   int64_t microbatches = 0;
+  // The table lists every candidate that does not fit, not only their count
+  // and the closest miss.
+  bool verbose = false;
 };
 
 // One mesh on one slice, and what the simulation made of it.
@@ -58,7 +61,8 @@ struct Candidate {
   double step_seconds = 0;
   double mfu = 0;  // model FLOPs (TrainingFlopsPerToken) over the chips' bf16 peak
   double tokens_per_s_per_chip = 0;
-  // One device's: a chip, or a TensorCore where each is a device (v2, v3, 7x).
+  // One device's: a chip, or a TensorCore where each is a device (v2, v3,
+  // 7x). The peak is what it needs, rejected or not.
   int64_t hbm_peak_bytes = 0, hbm_capacity_bytes = 0;
   int devices_per_chip = 1;
   double exposed_communication_seconds = 0;
@@ -72,8 +76,9 @@ struct Candidate {
   std::string Options() const;  // "--mesh data=1,fsdp=64,tensor=2 --remat full --microbatches 1"
 };
 
-// Called after each candidate: it, and how many are done of how many.
-using Progress = std::function<void(const Candidate&, int done, int total)>;
+// Called after each mesh is searched under every policy: the mesh, and how
+// many meshes are done of how many.
+using Progress = std::function<void(const Candidate& mesh, int done, int total)>;
 
 // Every mesh of every slice with every remat policy (each with the fewest
 // microbatches that fit), fastest first, rejected ones last.

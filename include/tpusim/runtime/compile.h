@@ -72,6 +72,9 @@ class Compiler {
   int compilations(std::string_view entry) const;
   // Recompilation warnings so far, oldest first.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // After a Compile that failed for lack of HBM, that program's memory plan
+  // (what it needs, of what); nullopt after any other.
+  const std::optional<compiler::MemoryPlan>& exhausted() const { return exhausted_; }
 
   // An entry compiled for this many different argument signatures draws a
   // warning (and again at every doubling).
@@ -89,6 +92,7 @@ class Compiler {
   // Per entry, the distinct argument type lists compiled so far.
   std::map<std::string, std::vector<std::vector<ir::Type>>> signatures_;
   std::vector<std::string> warnings_;
+  std::optional<compiler::MemoryPlan> exhausted_;
 };
 
 }  // namespace tpusim::runtime
