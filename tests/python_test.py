@@ -172,6 +172,15 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             tpusim.time(42)
 
+    def test_a_missing_file_is_not_read_as_program_text(self):
+        with self.assertRaisesRegex(FileNotFoundError, "cannot open nope.mlir"):
+            tpusim.run("nope.mlir", np.zeros((64, 32), np.float32))
+        # One line of program text is still text.
+        report = tpusim.time("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> { "
+                             "%y = stablehlo.add %x, %x : tensor<4xf32> "
+                             "return %y : tensor<4xf32> }")
+        self.assertGreater(report.total_seconds, 0)
+
 
 class ChipsTest(unittest.TestCase):
 

@@ -86,7 +86,17 @@ def _program_text(program):
             return f.read(), path
     if not isinstance(program, str):
         raise TypeError("program must be text or a path, not %s" % type(program).__name__)
+    # One line that is no program ("nope.mlir") names a file that is not there.
+    if "\n" not in program and not _looks_like_program(program):
+        raise FileNotFoundError("cannot open %s" % program)
     return program, "<program>"
+
+
+def _looks_like_program(text):
+    """Whether one line of text reads as StableHLO or XLA HLO."""
+    words = text.split()
+    return bool(words) and (words[0] in ("module", "func.func", "HloModule") or
+                            "func.func" in text or text.lstrip().startswith("%"))
 
 
 def _npy_bytes(value, index):
