@@ -70,6 +70,21 @@ TEST(ChipTest, TomlChangesAPresetCopy) {
   EXPECT_EQ(c->mxu.per_core, 4);  // kept from v5e
   EXPECT_DOUBLE_EQ(c->memory.hbm_bytes_per_s, 1.638e12);
   EXPECT_DOUBLE_EQ(c->PeakBf16FlopsPerS(), 4 * FindPreset("v5e")->PeakBf16FlopsPerS());
+  // Its description is its own fields', not v5e's "4 MXUs 128x128".
+  EXPECT_EQ(c->description, "from v5e: 1 TC x 4 MXUs 256x256, 15.8 GiB HBM");
+}
+
+// Every field has a range; an error points at the line that set it and
+// prints the value as written.
+TEST(ChipTest, TomlValuesOutOfRangeAreLocated) {
+  auto zero = LoadChipToml("base = \"v5e\"\nname = \"x\"\n[mxu]\nrows = 0\n", "c.toml");
+  EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(zero.status().message(), "c.toml:4:8: mxu.rows must be positive, got 0");
+  auto fast = LoadChipToml("base = \"v5e\"\nname = \"x\"\nclock_hz = 1e30\n", "c.toml");
+  EXPECT_EQ(fast.status().message(),
+            "c.toml:3:12: clock_hz = 1e+30 is implausibly large (at most 1e+11)");
+  auto slow = LoadChipToml("base = \"v5e\"\nname = \"x\"\n[host]\nlatency_s = -1\n", "c.toml");
+  EXPECT_EQ(slow.status().message(), "c.toml:4:13: host.latency_s must be in [0, 1], got -1");
 }
 
 TEST(ChipTest, TomlRejectsUnknownKeysAndImpossibleValues) {

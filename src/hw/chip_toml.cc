@@ -101,7 +101,8 @@ StatusOr<ChipSpec> FromTable(const toml::table& root, const std::string& file) {
     TPUSIM_ASSIGN_OR_RETURN(c, FindPreset(base));
   }
   TPUSIM_RETURN_IF_ERROR(r.Read("name", c.name));
-  TPUSIM_RETURN_IF_ERROR(r.Read("description", c.description));
+  std::string description;
+  TPUSIM_RETURN_IF_ERROR(r.Read("description", description));
   TPUSIM_RETURN_IF_ERROR(r.Read("tensor_cores", c.tensor_cores));
   TPUSIM_RETURN_IF_ERROR(r.Read("megacore", c.megacore));
   TPUSIM_RETURN_IF_ERROR(r.Read("clock_hz", c.clock_hz));
@@ -122,8 +123,17 @@ StatusOr<ChipSpec> FromTable(const toml::table& root, const std::string& file) {
     if (const toml::table* t = SubTable(root, s.key)) TPUSIM_RETURN_IF_ERROR(s.read(*t));
   }
   TPUSIM_RETURN_IF_ERROR(r.RejectUnknown());
-  Status valid = Validate(c);
-  if (!valid.ok()) return InvalidArgument(file + ": " + valid.message());
+  // Validate's messages start with the field's path: point at its line.
+  if (Status valid = Validate(c); !valid.ok()) {
+    const std::string& m = valid.message();
+    const toml::node_view<const toml::node> n = root.at_path(m.substr(0, m.find(' ')));
+    return InvalidArgument((n ? Where(file, n.node()->source()) : file) + ": " + m);
+  }
+  // A description the file does not give says what its fields make: a
+  // preset's would name the preset's MXUs and memory, not these.
+  c.description = !description.empty() ? description
+                  : base.empty()       ? DescribeFields(c)
+                                       : "from " + base + ": " + DescribeFields(c);
   return c;
 }
 

@@ -25,13 +25,20 @@ model::ModelSpec Small() {
 
 TEST(Plan, EveryMeshOfTheSliceIsTimedFastestFirst) {
   PlanRequest r{.model = Small(), .slices = {"v5e-8"}, .global_batch = 16};
-  int calls = 0;
-  auto c = Plan(r, [&](const Candidate&, int done, int total) {
-    ++calls;
-    EXPECT_LE(done, total);
+  // Progress: once a mesh, counting up to the meshes.
+  int calls = 0, last_total = 0;
+  std::set<std::string> meshes;
+  auto c = Plan(r, [&](const Candidate& mesh, int done, int total) {
+    EXPECT_EQ(done, ++calls);
+    last_total = total;
+    meshes.insert(mesh.Mesh());
   });
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(calls, static_cast<int>(c->size()));
+  EXPECT_EQ(calls, last_total);
+  EXPECT_EQ(calls, static_cast<int>(meshes.size()));
+  std::set<std::string> timed;
+  for (const Candidate& x : *c) timed.insert(x.Mesh());
+  EXPECT_EQ(timed, meshes);
   EXPECT_GE(c->size(), 8u);
   for (size_t i = 0; i < c->size(); ++i) {
     const Candidate& x = (*c)[i];

@@ -136,10 +136,17 @@ struct ChipSpec {
   }
 };
 
-// OK, or kInvalidArgument naming the first impossible value (non-positive
-// sizes, clock or bandwidth; the SCALE-Sim count with double buffering, which
-// SCALE-Sim does not model; a vector unit wider than the MXU columns is fine).
+// OK, or kInvalidArgument naming the first impossible value, its message
+// starting with the field's path ("mxu.rows must be positive, got 0"): a
+// size, clock, rate or bandwidth out of its range (zero, negative, or past
+// a bound no chip comes near), the SCALE-Sim count with double buffering,
+// which SCALE-Sim does not model. A vector unit wider than the MXU columns
+// is fine.
 Status Validate(const ChipSpec& chip);
+
+// "megacore of 2 TCs x 4 MXUs 128x128, 95.7 GiB HBM": what the fields make,
+// for a chip file that gives no description.
+std::string DescribeFields(const ChipSpec& chip);
 
 // The built-in presets, v2 to 7x, in generation order.
 const std::vector<ChipSpec>& Presets();
