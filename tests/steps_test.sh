@@ -62,7 +62,7 @@ assert np.allclose(got[1], b, rtol=1e-5, atol=1e-5), (got[1], b)
 PY
 
 # (b) Three steps with checkpoints, then five from them: the five-step state.
-run three --steps 3 --checkpoint-dir ck "${inputs[@]}"
+run three --steps 3 --checkpoint-dir ck --checkpoint-every 1 "${inputs[@]}"
 $py -c 'import json; m = json.load(open("ck/manifest.json")); assert m["step"] == 3, m' ||
   fail "three: manifest is not at step 3"
 [ "$(ls -d ck/step-*)" = "$(printf 'ck/step-2\nck/step-3')" ] ||
@@ -75,6 +75,14 @@ same five resumed
 run done --steps 4 --checkpoint-dir ck "${data[@]}"
 grep -q "nothing to do: the checkpoint is at step 5" done.txt || fail "done: $(cat done.txt)"
 same five done
+# By default a checkpoint waits for a minute of wall time: three quick steps
+# save once, after the last. Resumed with the constant inputs given by
+# position, as the first run gave them, they bind to the constant parameters.
+run timed --steps 3 --checkpoint-dir ckt "${inputs[@]}"
+[ "$(ls -d ckt/step-*)" = "ckt/step-3" ] || fail "timed: step directories $(ls ckt)"
+run positional --steps 5 --checkpoint-dir ckt --input x.npy --input y.npy
+grep -q "^resumed from step 3 (ckt)$" positional.txt || fail "positional: $(cat positional.txt)"
+same five positional
 
 # (c) SIGKILLs at any time leave a manifest naming whole shards; the run
 # resumed after them ends as one that was never killed. A step takes a few

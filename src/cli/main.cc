@@ -176,8 +176,16 @@ int Main(int argc, char** argv) {
       "save the state here as .npy files and a manifest; resume from it when there");
   run_cmd
       ->add_option("--checkpoint-every", run.checkpoint_every,
-                   "steps between checkpoints (and one after the last step)")
+                   "a checkpoint every N steps (default: every --checkpoint-seconds), and one "
+                   "after the last")
       ->needs(checkpoint_dir)
+      ->check(AtLeast(1));
+  run_cmd
+      ->add_option("--checkpoint-seconds", run.checkpoint_seconds,
+                   "without --checkpoint-every, a checkpoint once this much wall time has "
+                   "passed since the last")
+      ->needs(checkpoint_dir)
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   run_cmd->add_option("--report-json", run.report_json, "write the full timing report as JSON");
   run_cmd->add_option("--trace", run.trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");

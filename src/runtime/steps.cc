@@ -1,5 +1,7 @@
 #include "runtime/steps.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -41,8 +43,22 @@ StatusOr<std::optional<std::pair<int64_t, std::vector<Tensor>>>> Resume(const ir
 
 // The first step's arguments: the inputs options name, the state's taken
 // from `resumed` where given.
-StatusOr<std::vector<Tensor>> FirstArguments(const ir::Function& f, const RunOptions& options,
+StatusOr<std::vector<Tensor>> FirstArguments(const ir::Function& f, const RunOptions& given,
                                              std::vector<Tensor> resumed) {
+  // Resumed, as many positional inputs as constant parameters are those:
+  // the state comes from the checkpoint. (As many as every parameter are
+  // the first run's command line again; the state's are then not read.)
+  RunOptions options = given;
+  const size_t n = f.type().inputs.size();
+  const auto positional = std::count_if(options.inputs.begin(), options.inputs.end(),
+                                        [](const std::string& s) { return s.find('=') == s.npos; });
+  if (!resumed.empty() && positional == static_cast<std::ptrdiff_t>(n - resumed.size()) &&
+      positional == static_cast<std::ptrdiff_t>(options.inputs.size())) {
+    for (size_t k = 0; k < options.inputs.size(); ++k) {
+      const int param = static_cast<int>(resumed.size() + k);
+      options.inputs[k] = f.entry().argument(param).name() + "=" + options.inputs[k];
+    }
+  }
   // Random inputs are drawn for every parameter alike, so that the constant
   // ones get the values of the run that wrote the checkpoint.
   std::vector<bool> skip(resumed.size(), !options.random_inputs);
@@ -64,7 +80,10 @@ Status CheckResults(const ir::Function& f, const std::vector<Tensor>& results) {
 
 Status CheckStepOptions(const RunOptions& options) {
   if (options.steps < 1) return InvalidArgument("--steps must be at least 1");
-  if (options.checkpoint_every < 1) return InvalidArgument("--checkpoint-every must be at least 1");
+  if (options.checkpoint_every < 0) return InvalidArgument("--checkpoint-every must be at least 1");
+  if (!(options.checkpoint_seconds > 0)) {
+    return InvalidArgument("--checkpoint-seconds must be positive");
+  }
   if (!options.checkpoint_dir.empty() && options.timing_only) {
     return InvalidArgument(
         "--checkpoint-dir saves values, which --timing-only does not compute; drop one of them");
@@ -120,14 +139,24 @@ StatusOr<std::optional<timing::Timeline>> RunSteps(const ir::Function& f, const 
   }
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, FirstArguments(f, options, std::move(resumed)));
   std::optional<StepRun> last;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point saved = Clock::now();
   for (int64_t n = done + 1; n <= options.steps; ++n) {
     TPUSIM_ASSIGN_OR_RETURN(last, step(args));
     PrintStep(n, last->timeline, out);
     for (size_t i = 0; i < state; ++i) args[i] = last->results[i];
-    bool due = n % options.checkpoint_every == 0 || n == options.steps;
+    // Every K steps when asked, else every so many seconds of wall time,
+    // and after the last step either way.
+    const bool due =
+        n == options.steps ||
+        (options.checkpoint_every > 0
+             ? n % options.checkpoint_every == 0
+             : std::chrono::duration<double>(Clock::now() - saved).count() >=
+                   options.checkpoint_seconds);
     if (!options.checkpoint_dir.empty() && due) {
       std::vector<Tensor> tensors(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(state));
       TPUSIM_RETURN_IF_ERROR(WriteCheckpoint(options.checkpoint_dir, n, tensors));
+      saved = Clock::now();
     }
   }
   TPUSIM_RETURN_IF_ERROR(CheckResults(f, last->results));

@@ -60,12 +60,14 @@ struct RunOptions {
   // A training loop (runtime/steps.h): run a train step, whose results are
   // its leading parameters' new values, `steps` times, feeding them back;
   // with a checkpoint directory, save them every `checkpoint_every` steps
-  // and after the last, and resume from the checkpoint found there
+  // (0: once `checkpoint_seconds` of wall time have passed since the last
+  // save) and after the last, and resume from the checkpoint found there
   // (tpusim/runtime/checkpoint.h). Single devices with values, or timing
   // only without checkpoints.
   int64_t steps = 1;
   std::string checkpoint_dir;  // empty: no checkpoints
-  int64_t checkpoint_every = 1;
+  int64_t checkpoint_every = 0;
+  double checkpoint_seconds = 60;
 
   // Compilation: passes, fusion, cache, dumps.
   CompileOptions compile;
