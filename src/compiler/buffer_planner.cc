@@ -578,14 +578,19 @@ int64_t FunctionPlanner::AbsoluteOffset(int buffer) const {
 }
 
 std::string FunctionPlanner::Name(ir::Value v) const {
+  // The program's own name for the value, as the report's other sections
+  // give it; a value the compiler made has none and is numbered.
   // Appends rather than `"%" + ...`, which GCC 12 misreads (-Wrestrict).
-  std::string name = v.is_block_argument() ? "%arg" : "%";
+  std::string name = "%";
   const ir::Operation* op = v.defining_op();
-  if (op != nullptr && op->num_results() > 1) {
+  if (!v.name().empty()) {
+    name += v.name();
+  } else if (op != nullptr && op->num_results() > 1) {
     name += std::to_string(op->result(0).id());
     name += "#";
     name += std::to_string(v.index());
   } else {
+    if (v.is_block_argument()) name += "arg";
     name += std::to_string(v.id());
   }
   if (!is_entry_) name += " in @" + f_.name();

@@ -32,6 +32,7 @@ FusedKernel Describe(const ir::Operation& op) {
   k.name = StringAttr(op, "name");
   if (k.name.empty()) k.name = "fusion";
   k.kind = StringAttr(op, "kind");
+  if (op.num_results() > 0 && !op.result(0).name().empty()) k.value = "%" + op.result(0).name();
   k.ops = InnerOps(op);
   return k;
 }
@@ -66,8 +67,9 @@ std::string FusionSectionText(const timing::Timeline& timeline) {
   std::ostringstream os;
   os << "fused kernels (" << kernels.size() << "):\n";
   for (const FusedKernel& k : kernels) {
-    os << "  " << k.name << " (" << k.kind << "): " << Joined(k.ops) << "  "
-       << FormatSeconds(k.seconds) << "  " << FormatBytes(static_cast<double>(k.hbm_bytes));
+    os << "  " << k.name << (k.value.empty() ? "" : " " + k.value) << " (" << k.kind
+       << "): " << Joined(k.ops) << "  " << FormatSeconds(k.seconds) << "  "
+       << FormatBytes(static_cast<double>(k.hbm_bytes));
     if (k.spill_bytes > 0) {
       os << " (" << FormatBytes(static_cast<double>(k.spill_bytes)) << " spilled)";
     }
@@ -81,6 +83,7 @@ nlohmann::json FusionSectionJson(const timing::Timeline& timeline) {
   nlohmann::json out = nlohmann::json::array();
   for (const FusedKernel& k : FusedKernels(timeline)) {
     out.push_back({{"name", k.name},
+                   {"value", k.value},
                    {"kind", k.kind},
                    {"ops", k.ops},
                    {"location", k.op->loc().ToString()},

@@ -17,6 +17,7 @@ namespace tpusim::report {
 struct FusedKernel {
   const ir::Operation* op = nullptr;
   std::string name;              // "fusion.3" (the op's name attribute)
+  std::string value;             // "%7": its result, as costliest ops and the HBM plan name it
   std::string kind;              // "kLoop", "kInput" or "kOutput"
   std::vector<std::string> ops;  // inside, in order, "stablehlo." dropped
   int64_t count = 0;             // executions

@@ -55,6 +55,7 @@ TEST(FusionSection, ListsEachKernelWithItsOps) {
   ASSERT_EQ(kernels.size(), 1u);
   const FusedKernel& k = kernels[0];
   EXPECT_EQ(k.name, "fusion.7");
+  EXPECT_EQ(k.value, "%f");  // as the program (and the rest of the report) names it
   EXPECT_EQ(k.kind, "kLoop");
   EXPECT_EQ(k.ops, (std::vector<std::string>{"broadcast_in_dim", "add", "tanh"}));
   EXPECT_EQ(k.count, 3);
@@ -64,8 +65,8 @@ TEST(FusionSection, ListsEachKernelWithItsOps) {
   EXPECT_EQ(k.hbm_bytes, 3 * (512 + 4096 + 4096));
   EXPECT_EQ(k.spill_bytes, 0);
   const std::string text = FusionSectionText(timeline);
-  EXPECT_EQ(text.rfind("fused kernels (1):\n  fusion.7 (kLoop): broadcast_in_dim, add, tanh  ", 0),
-            0u)
+  EXPECT_EQ(
+      text.rfind("fused kernels (1):\n  fusion.7 %f (kLoop): broadcast_in_dim, add, tanh  ", 0), 0u)
       << text;
   EXPECT_NE(text.find("x3\n"), std::string::npos) << text;
 }
