@@ -13,7 +13,6 @@
 #include "tpusim/base/text.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/io/file.h"
-#include "tpusim/ir/rewrite.h"
 #include "tpusim/mpi/world.h"
 #include "tpusim/report/report.h"
 #include "tpusim/runtime/load.h"
@@ -138,21 +137,6 @@ struct Prepared {
   bool multi_device() const { return slice && grid.size() > 1; }
 };
 
-// Whether `module` has regions that each device runs on its own part (a
-// shard_map: sdy.manual_computation, or GSPMD's SPMDFullToShardShape).
-bool HasManualRegions(const ir::Module& module) {
-  bool manual = false;
-  for (const auto& f : module.functions()) {
-    ir::Walk(f->body(), [&](ir::Operation& op) {
-      const ir::Attribute target = op.attr("call_target_name");
-      manual |=
-          op.name_str() == "sdy.manual_computation" ||
-          (target.kind() == ir::Attribute::Kind::kString && target.str() == "SPMDFullToShardShape");
-    });
-  }
-  return manual;
-}
-
 StatusOr<std::unique_ptr<Prepared>> Prepare(std::unique_ptr<ir::Module> module,
                                             const RunOptions& options) {
   auto p = std::make_unique<Prepared>();
@@ -181,7 +165,7 @@ StatusOr<std::unique_ptr<Prepared>> Prepare(std::unique_ptr<ir::Module> module,
   // A per-device program (XLA's after partitioning) or one with per-device
   // regions (a shard_map) is one device's part of a run on many: one chip
   // cannot run it alone.
-  if (!p->slice && p->grid.size() > 1 && (!global || HasManualRegions(*p->module))) {
+  if (!p->slice && p->grid.size() > 1 && (!global || spmd::HasManualRegions(*p->module))) {
     return InvalidArgument("this program runs as " + CountOf(p->grid.replicas, "replica") + " x " +
                            CountOf(p->grid.partitions, "partition") +
                            " (mhlo.num_replicas, mhlo.num_partitions) that exchange data: pass "

@@ -22,10 +22,16 @@ namespace {
 
 // Whether `region` holds ops that only a per-device program has, outside
 // manual regions; sets `manual` if it has manual regions.
+// A region each device runs on its own part: a shard_map, under Shardy or
+// GSPMD.
+bool OpensManualRegion(const ir::Operation& op) {
+  return op.name_str() == "sdy.manual_computation" || IsCustomCall(op, "SPMDFullToShardShape");
+}
+
 bool WorksPerDeviceOutsideManual(const ir::Region& region, bool& manual) {
   for (int b = 0; b < region.num_blocks(); ++b) {
     for (const auto& op : region.block(b).ops()) {
-      if (op->name_str() == "sdy.manual_computation" || IsCustomCall(*op, "SPMDFullToShardShape")) {
+      if (OpensManualRegion(*op)) {
         manual = true;
         continue;
       }
@@ -81,6 +87,14 @@ bool IsGlobalProgram(const ir::Module& module) {
   // Under GSPMD a manual region is no region: its collectives are found
   // per device by the partitioner, which refuses any outside it.
   return sharded && (manual || !per_device);
+}
+
+bool HasManualRegions(const ir::Module& module) {
+  bool manual = false;
+  for (const auto& f : module.functions()) {
+    ir::Walk(f->body(), [&](ir::Operation& op) { manual |= OpensManualRegion(op); });
+  }
+  return manual;
 }
 
 StatusOr<std::unique_ptr<ir::Module>> Partition(const ir::Module& module, const std::string& entry,

@@ -43,6 +43,11 @@ struct PartitionStats {
 // (collectives, partition_id, shard_map regions).
 bool IsGlobalProgram(const ir::Module& module);
 
+// Whether `module` has regions each device runs on its own part (a
+// shard_map: sdy.manual_computation, or GSPMD's SPMDFullToShardShape),
+// whose collectives need every device: one chip cannot run it whole.
+bool HasManualRegions(const ir::Module& module);
+
 // The per-device program of global program `module` (left unchanged), its
 // private functions inlined into `entry`. The result's entry takes and
 // returns each device's tiles, with `mhlo.sharding` on its arguments and
