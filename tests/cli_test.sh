@@ -451,6 +451,42 @@ expect_exit 2 "stray bytes" "$tpusim" run bytes.mlir
 LC_ALL=C grep -q $'[\001\002\377]' stderr.txt && fail "stray bytes: echoed raw: $(cat -v stderr.txt)"
 grep -qF '  ?? x ??' stderr.txt || fail "stray bytes: $(cat -v stderr.txt)"
 
+# Ctrl-C on an endless loop: on a terminal a progress line after a few
+# seconds; then the report of what ran, no results, exit 130.
+cat >endless.mlir <<'EOF'
+func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = stablehlo.while(%a = %x) : tensor<64x64xf32>
+    cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %b = stablehlo.tanh %a : tensor<64x64xf32>
+      stablehlo.return %b : tensor<64x64xf32>
+    }
+  return %r : tensor<64x64xf32>
+}
+EOF
+script -qec "timeout --preserve-status -s INT 6 '$tpusim' run endless.mlir --random-inputs \
+  --output-dir endless_out" /dev/null >endless.txt 2>&1
+status=$?
+[[ $status -eq 130 ]] || fail "Ctrl-C: exit $status, not 130: $(tail -n 3 endless.txt)"
+grep -q "computing values: [0-9]* s, [0-9]* ops, iteration [0-9]* of the stablehlo.while at endless.mlir:2:3" \
+  endless.txt || fail "Ctrl-C: no progress line: $(head -c 600 endless.txt)"
+grep -q "^note: stopped on request after [0-9]* ops" endless.txt || fail "Ctrl-C: no partial report"
+grep -q "^  time " endless.txt || fail "Ctrl-C: no timing report"
+grep -q "^tpusim: endless.mlir:[0-9:]*: stopped" endless.txt || fail "Ctrl-C: $(tail -n 1 endless.txt)"
+[[ -e endless_out ]] && fail "Ctrl-C: results written"
+# Not on a terminal: no progress line, the same stop.
+"$tpusim" run endless.mlir --random-inputs --output-dir endless_out >stdout.txt 2>stderr.txt &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+status=$?
+[[ $status -eq 130 ]] || fail "Ctrl-C, no terminal: exit $status"
+grep -q "computing values" stderr.txt && fail "Ctrl-C, no terminal: a progress line"
+grep -q "^note: stopped on request" stdout.txt || fail "Ctrl-C, no terminal: no partial report"
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures CLI checks failed"
   exit 1

@@ -12,6 +12,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kResourceExhausted: return "resource exhausted";
     case StatusCode::kFailedPrecondition: return "check failed";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kCancelled: return "interrupted";
   }
   return "unknown";
 }
@@ -43,6 +44,7 @@ int Status::ExitCode() const {
     case StatusCode::kNotFound:
     case StatusCode::kResourceExhausted: return 2;
     case StatusCode::kUnimplemented: return 3;
+    case StatusCode::kCancelled: return 130;  // as a shell reports SIGINT
     default: return 1;
   }
 }

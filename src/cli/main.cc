@@ -2,12 +2,16 @@
 //
 // Every error is one line "tpusim: <message>" on stderr (a parse error adds
 // its source line and a caret); the exit status is 2 for bad input, 3 for
-// unsupported input, 1 for a failed check or anything else.
+// unsupported input, 130 for a run stopped by Ctrl-C, 1 for a failed check or
+// anything else.
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <ctime>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -43,6 +47,38 @@ int Fail(const std::string& message, int code) {
 }
 
 int Fail(const Status& st) { return Fail(st.message(), st.ExitCode()); }
+
+// Ctrl-C during `run` stops computing values with the report so far
+// (runtime/run.h); a second Ctrl-C ends the process as usual. The second
+// counts from a second after the first: `timeout -s INT` signals twice at
+// once (the process and its group).
+tpusim::exec::Progress g_run_progress;
+std::atomic<int64_t> g_first_stop_ns{0};
+
+int64_t MonotonicNs() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
+
+extern "C" void StopRun(int) {
+  const int64_t now = MonotonicNs();
+  if (!g_run_progress.stop.exchange(true)) {
+    g_first_stop_ns.store(now);
+  } else if (now - g_first_stop_ns.load() >= 1000000000) {
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+  }
+}
+
+void StopRunOnCtrlC(tpusim::runtime::RunOptions& run) {
+  struct sigaction action = {};
+  action.sa_handler = StopRun;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  run.progress = &g_run_progress;
+  if (isatty(fileno(stderr))) run.progress_out = stderr;
+}
 
 // An integer flag's value must be at least `least` (CLI11's Range prints its
 // open end as a 300-digit number).
@@ -464,6 +500,8 @@ int Main(int argc, char** argv) {
     auto world = tpusim::mpi::World::JoinIfLaunched(&argc, &argv);
     if (!world.ok()) return Fail(world.status());
     run.world = world->get();
+    // Under mpirun the launcher owns Ctrl-C: it ends every process.
+    if (!run.timing_only && run.world == nullptr) StopRunOnCtrlC(run);
     Status st = tpusim::runtime::RunProgram(run, stdout);
     if (st.ok()) return 0;
     // Under mpirun every process fails alike (runtime/run.h); one says so.

@@ -22,6 +22,7 @@ StatusOr<std::vector<std::vector<Tensor>>> RunGrid(const ir::Module& module,
     const int64_t r = id / partitions, p = id % partitions;
     Interpreter process(module, options, ProcessPlace{r, p, replicas, partitions, &grid});
     if (i < program.observers.size()) process.set_observer(program.observers[i]);
+    process.set_progress(program.progress);
     results[i] = process.Run(program.functions[i], program.args[i]);
     if (!results[i].ok()) {
       grid.Abort(results[i].status().WithContext("process (" + std::to_string(r) + ", " +

@@ -117,7 +117,24 @@ StatusOr<std::vector<Tensor>> Interpreter::RunBlock(const ir::Block& block,
   return std::vector<Tensor>{};  // a block without terminator yields nothing
 }
 
+Status Interpreter::BeginIteration(const ir::Operation& loop, int64_t iteration) {
+  if (progress_ == nullptr) return Status::Ok();
+  if (progress_->stopped()) {
+    return Cancelled("stopped in iteration " + std::to_string(iteration) + " of this loop")
+        .WithLocation(loop.loc().ToString());
+  }
+  progress_->loop.store(&loop, std::memory_order_relaxed);
+  progress_->iteration.store(iteration, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
 Status Interpreter::RunOp(const ir::Operation& op) {
+  if (progress_ != nullptr) {
+    if (progress_->stopped()) {
+      return Cancelled("stopped before '" + op.name_str() + "'").WithLocation(op.loc().ToString());
+    }
+    progress_->ops.fetch_add(1, std::memory_order_relaxed);
+  }
   const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
   if (def == nullptr || !def->eval) {
     return Unimplemented("op '" + op.name_str() + "' cannot be evaluated")

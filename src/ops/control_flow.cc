@@ -42,7 +42,8 @@ Status VerifyWhile(const ir::Operation& op) {
 StatusOr<std::vector<Tensor>> EvalWhile(EvalContext& ctx, const ir::Operation& op,
                                         std::span<const Tensor> operands) {
   std::vector<Tensor> state(operands.begin(), operands.end());
-  while (true) {
+  for (int64_t i = 0;; ++i) {
+    TPUSIM_RETURN_IF_ERROR(ctx.BeginIteration(op, i));
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> cond, ctx.RunRegion(op.region(0), state));
     if (cond[0].data<uint8_t>()[0] == 0) return state;
     TPUSIM_ASSIGN_OR_RETURN(state, ctx.RunRegion(op.region(1), state));

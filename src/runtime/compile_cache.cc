@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@
 namespace tpusim::runtime {
 namespace {
 
-constexpr const char* kFormat = "tpusim.compiled/1";
+constexpr const char* kFormat = "tpusim.compiled/2";
 
 std::string Sha256Hex(const std::string& data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -90,13 +91,56 @@ bool RestoreLocations(ir::Module& module, const nlohmann::json& saved) {
   return ok && next == locs.size();
 }
 
+// Calls `fn` on every value of `module` in one fixed order: each function's
+// parameters, then per op (in walk order) its results and its regions'
+// block arguments.
+void ForEachValue(const ir::Module& module, const std::function<void(ir::Value)>& fn) {
+  for (const auto& f : module.functions()) {
+    for (ir::Value a : f->entry().arguments()) fn(a);
+    ir::Walk(f->body(), [&](ir::Operation& op) {
+      for (ir::Value r : op.results()) fn(r);
+      for (int r = 0; r < op.num_regions(); ++r) {
+        for (int b = 0; b < op.region(r).num_blocks(); ++b) {
+          for (ir::Value a : op.region(r).block(b).arguments()) fn(a);
+        }
+      }
+    });
+  }
+}
+
+// The program's own value names, which the printed module renumbers but
+// reports show (%x, not %arg0).
+nlohmann::json Names(const ir::Module& module) {
+  nlohmann::json names = nlohmann::json::array();
+  ForEachValue(module, [&](ir::Value v) { names.push_back(v.name()); });
+  return names;
+}
+
+// Puts back the names Names() saved; false if they do not match.
+bool RestoreNames(ir::Module& module, const nlohmann::json& saved) {
+  size_t next = 0;
+  bool ok = saved.is_array();
+  ForEachValue(module, [&](ir::Value v) {
+    if (!ok || next >= saved.size() || !saved[next].is_string()) {
+      ok = false;
+      return;
+    }
+    v.impl()->name = saved[next++].get<std::string>();
+  });
+  return ok && next == saved.size();
+}
+
 }  // namespace
 
 std::string CacheKey(const ir::Module& module, const std::string& entry,
                      const hw::ChipSpec& chip, const std::vector<compiler::PassInfo>& passes) {
   std::string material = std::string(kFormat) + '\0' + BuildIdentity() + '\0' + entry + '\0';
   for (const auto& p : passes) material += std::string(p.name) + ',';
-  material += '\0' + hw::DumpChipToml(chip) + '\0' + ir::PrintModule(module);
+  material += '\0' + hw::DumpChipToml(chip) + '\0' + ir::PrintModule(module) + '\0';
+  // The printed text renumbers values and drops locations: the same program
+  // under other names or read from another file must not report the first
+  // one's.
+  material += Names(module).dump() + '\0' + Locations(module).at("files").dump();
   return Sha256Hex(material);
 }
 
@@ -126,7 +170,10 @@ std::shared_ptr<const CompiledProgram> LoadCompiled(const std::string& dir, cons
     auto module = frontend::ParseStableHlo(j.at("module").get<std::string>(), key);
     if (!module.ok() || !verify::VerifyModule(**module).ok()) return nullptr;
     program->module = std::move(*module);
-    if (!RestoreLocations(*program->module, j.at("locations"))) return nullptr;
+    if (!RestoreLocations(*program->module, j.at("locations")) ||
+        !RestoreNames(*program->module, j.at("names"))) {
+      return nullptr;
+    }
     program->entry = j.at("entry").get<std::string>();
     program->passes = j.at("passes").get<std::vector<std::string>>();
     program->notes = j.at("notes").get<std::vector<std::string>>();
@@ -155,6 +202,7 @@ void StoreCompiled(const std::string& dir, const std::string& key,
                       {"passes", program.passes},
                       {"notes", program.notes},
                       {"locations", Locations(*program.module)},
+                      {"names", Names(*program.module)},
                       {"module", ir::PrintModule(*program.module)}};
   (void)io::WriteFileAtomically(PathFor(root, key), j.dump());
 }

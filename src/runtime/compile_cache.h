@@ -15,7 +15,8 @@
 namespace tpusim::runtime {
 
 // Hex SHA-256 of everything a compilation depends on: this tpusim build,
-// the module's text (its argument shapes and types included), the entry,
+// the module's text (its argument shapes and types included), its value
+// names and the files its locations name (which reports show), the entry,
 // the chip and the passes.
 std::string CacheKey(const ir::Module& module, const std::string& entry,
                      const hw::ChipSpec& chip, const std::vector<compiler::PassInfo>& passes);

@@ -83,6 +83,9 @@ TEST_F(CompileCacheTest, DiskHitRestoresTheProgramAndItsLocations) {
   EXPECT_TRUE(loc.known());
   EXPECT_EQ(loc.ToString(), g->entry().ops().front()->loc().ToString());
   EXPECT_EQ(loc.ToString().rfind("prog.mlir:", 0), 0u) << loc.ToString();
+  // So does it the program's value names, which reports show.
+  EXPECT_EQ(f->entry().argument(1).name(), "w");
+  EXPECT_EQ(f->entry().ops().front()->result(0).name(), g->entry().ops().front()->result(0).name());
 }
 
 TEST_F(CompileCacheTest, KeyCoversChipOptionsAndShapes) {
@@ -107,14 +110,27 @@ TEST_F(CompileCacheTest, KeyCoversChipOptionsAndShapes) {
   EXPECT_EQ(compiler.compilations("main"), 3);
 }
 
-TEST_F(CompileCacheTest, SameProgramUnderOtherValueNamesHits) {
+// Reports name values and files as the program does: the same program under
+// other names, or from another file, is not the first one's entry.
+TEST_F(CompileCacheTest, OtherValueNamesOrFileAreAnotherEntry) {
   std::string renamed = Program(8);
   for (size_t at; (at = renamed.find("%x")) != std::string::npos;) renamed.replace(at, 2, "%in");
   Compiler compiler(options_);
   ASSERT_TRUE(compiler.Compile(*Parse(Program(8)), "main", v5e_).ok());
-  auto again = compiler.Compile(*Parse(renamed), "main", v5e_);
+  auto again = compiler.Compile(*Parse(Program(8)), "main", v5e_);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->cache, CacheResult::kMemoryHit);
+  auto other_names = compiler.Compile(*Parse(renamed), "main", v5e_);
+  ASSERT_TRUE(other_names.ok());
+  EXPECT_EQ(other_names->cache, CacheResult::kCompiled);
+  EXPECT_EQ(other_names->program->module->Lookup("main")->entry().argument(0).name(), "in");
+  auto moved = frontend::ParseStableHlo(Program(8), "elsewhere/prog.mlir");
+  ASSERT_TRUE(moved.ok());
+  auto other_file = compiler.Compile(**moved, "main", v5e_);
+  ASSERT_TRUE(other_file.ok());
+  EXPECT_EQ(other_file->cache, CacheResult::kCompiled);
+  const ir::Location& loc = other_file->program->module->Lookup("main")->entry().ops()[0]->loc();
+  EXPECT_EQ(loc.ToString().rfind("elsewhere/prog.mlir:", 0), 0u) << loc.ToString();
 }
 
 TEST_F(CompileCacheTest, NoCacheNeitherReadsNorWrites) {

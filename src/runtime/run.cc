@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/arg_shapes.h"
+#include "runtime/progress_line.h"
 #include "runtime/run_devices.h"
 #include "runtime/run_io.h"
 #include "runtime/sharding_flags.h"
@@ -50,6 +51,8 @@ StatusOr<std::vector<Tensor>> RunWithValues(const ir::Module& compiled, const ir
   timing::TimingObserver observer(&timeline, options.eval, pod);
   exec::Interpreter interpreter(compiled, options.eval);
   interpreter.set_observer(&observer);
+  interpreter.set_progress(options.progress);
+  ProgressLine line(options.progress, options.progress_out);
   return interpreter.Run(f.name(), args);
 }
 
@@ -227,6 +230,19 @@ Status WriteReports(const Execution& e, const RunOptions& options, std::FILE* ou
   return Status::Ok();
 }
 
+// A run stopped part-way (`stopped` is kCancelled): the reports on what ran,
+// marked so, then `stopped`.
+Status ReportStopped(const Prepared& p, timing::Timeline timeline, const RunOptions& options,
+                     const Status& stopped, std::FILE* out) {
+  timeline.AddNote("stopped on request after " +
+                   CountOf(options.progress->ops.load(std::memory_order_relaxed), "op") +
+                   ": this report covers the part that ran, and no results were written");
+  TPUSIM_RETURN_IF_ERROR(WriteReports(Report(p, std::move(timeline), options), options, out));
+  return stopped;
+}
+
+bool IsStop(const Status& status) { return status.code() == StatusCode::kCancelled; }
+
 }  // namespace
 
 Status RunProgram(const RunOptions& options, std::FILE* out) {
@@ -258,21 +274,26 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunSteps(*p->f, options, step, out));
     if (!timeline) return Status::Ok();  // the checkpoint was at the last step
   } else if (p->multi_device()) {
-    TPUSIM_ASSIGN_OR_RETURN(timeline, RunOnDevices(p->program(), *p->module, *p->f, options,
-                                                   p->chip, p->grid, p->pod(), out));
+    Status run = RunOnDevices(p->program(), *p->module, *p->f, options, p->chip, p->grid,
+                              p->pod(), timeline, out);
+    if (IsStop(run) && timeline) return ReportStopped(*p, *std::move(timeline), options, run, out);
+    TPUSIM_RETURN_IF_ERROR(run);
   } else {
     const ir::Function& f = *p->f;
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> args, Inputs(f, options, f.type().inputs));
     timeline.emplace(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
-    TPUSIM_ASSIGN_OR_RETURN(
-        std::vector<Tensor> results,
-        RunWithValues(p->program(), f, std::move(args), options, *timeline, p->pod()));
-    for (const Tensor& r : results) {
+    StatusOr<std::vector<Tensor>> results =
+        RunWithValues(p->program(), f, std::move(args), options, *timeline, p->pod());
+    if (IsStop(results.status())) {
+      return ReportStopped(*p, *std::move(timeline), options, results.status(), out);
+    }
+    TPUSIM_RETURN_IF_ERROR(results.status());
+    for (const Tensor& r : *results) {
       if (r.type().is_tuple()) {
         return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
       }
     }
-    if (speaks) TPUSIM_RETURN_IF_ERROR(WriteResults(results, {}, options.output_dir, out));
+    if (speaks) TPUSIM_RETURN_IF_ERROR(WriteResults(*results, {}, options.output_dir, out));
   }
   if (!speaks) return Status::Ok();
   return WriteReports(Report(*p, *std::move(timeline), options), options, out);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "mpi/wire.h"
+#include "runtime/progress_line.h"
 #include "runtime/run_io.h"
 #include "tpusim/exec/grid.h"
 #include "tpusim/ir/rewrite.h"
@@ -202,10 +203,10 @@ StatusOr<DeviceOutcomes> GatherOutcomes(mpi::World* world, DeviceOutcomes local)
 
 }  // namespace
 
-StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Module& source,
-                                        const ir::Function& f, const RunOptions& options,
-                                        const hw::ChipSpec& chip, const ProcessGrid& grid,
-                                        pod::CollectivePricer* pod, std::FILE* out) {
+Status RunOnDevices(const ir::Module& compiled, const ir::Module& source, const ir::Function& f,
+                    const RunOptions& options, const hw::ChipSpec& chip, const ProcessGrid& grid,
+                    pod::CollectivePricer* pod, std::optional<timing::Timeline>& timeline,
+                    std::FILE* out) {
   const int64_t n = grid.size();
   if (n > exec::kMaxGridProcesses) {
     return Unimplemented("values on " + std::to_string(n) + " devices: at most " +
@@ -216,7 +217,7 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
   const int64_t first = world ? world->FirstProcess(world->rank(), n) : 0;
   const int64_t last = world ? world->FirstProcess(world->rank() + 1, n) : n;
   const bool whole = HoldsWholeArrays(source);
-  exec::GridProgram program{.first = first};
+  exec::GridProgram program{.first = first, .progress = options.progress};
   {
     auto args = DeviceArgs(source, f, options, first, last, whole);
     // Reading inputs may fail on one process alone; the others must not wait.
@@ -238,16 +239,26 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
       link.emplace(*world, collectives);
       collectives.Attach(&*link);
     }
+    ProgressLine line(options.progress, options.progress_out);
     return exec::RunGrid(compiled, options.eval, collectives, program);
   }();
-  TPUSIM_RETURN_IF_ERROR(results.status());
-  DeviceOutcomes local{.results = std::move(*results)};
+  DeviceOutcomes local;
   for (const timing::Timeline& t : timelines) {
     local.totals.push_back(t.Totals());
     local.spans.push_back(t.Spans());
   }
+  if (!world && results.status().code() == StatusCode::kCancelled) {
+    timelines[0].set_devices(std::move(local.totals));
+    timelines[0].set_device_spans(std::move(local.spans));
+    timeline = std::move(timelines[0]);
+  }
+  TPUSIM_RETURN_IF_ERROR(results.status());
+  local.results = std::move(*results);
   TPUSIM_ASSIGN_OR_RETURN(DeviceOutcomes all, GatherOutcomes(world, std::move(local)));
-  if (world && !world->primary()) return std::move(timelines[0]);
+  if (world && !world->primary()) {
+    timeline = std::move(timelines[0]);
+    return Status::Ok();
+  }
   TPUSIM_RETURN_IF_ERROR(WriteDeviceResults(source, f, all.results, options, whole, out));
   if (world) {
     timelines[0].AddNote("the " + std::to_string(n) + " devices ran over " +
@@ -255,7 +266,8 @@ StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Mo
   }
   timelines[0].set_devices(std::move(all.totals));
   timelines[0].set_device_spans(std::move(all.spans));
-  return std::move(timelines[0]);
+  timeline = std::move(timelines[0]);
+  return Status::Ok();
 }
 
 }  // namespace tpusim::runtime

@@ -20,12 +20,14 @@ namespace tpusim::runtime {
 // device's tile, any other is given whole to every device. A result with a
 // tiled sharding is assembled from the devices' tiles into result<i>.npy; a
 // replicated one is device 0's; one without a sharding is written per
-// device, result<i>.device<d>.npy. Returns device 0's timeline. `f` is the
-// source entry function, whose names and shardings the inputs follow.
-StatusOr<timing::Timeline> RunOnDevices(const ir::Module& compiled, const ir::Module& source,
-                                        const ir::Function& f, const RunOptions& options,
-                                        const hw::ChipSpec& chip, const ProcessGrid& grid,
-                                        pod::CollectivePricer* pod, std::FILE* out);
+// device, result<i>.device<d>.npy. Sets `timeline` to device 0's, with
+// every device's totals. `f` is the source entry function, whose names and
+// shardings the inputs follow. Stopped (options.progress), returns
+// kCancelled with `timeline` covering what ran, and writes no results.
+Status RunOnDevices(const ir::Module& compiled, const ir::Module& source, const ir::Function& f,
+                    const RunOptions& options, const hw::ChipSpec& chip, const ProcessGrid& grid,
+                    pod::CollectivePricer* pod, std::optional<timing::Timeline>& timeline,
+                    std::FILE* out);
 
 }  // namespace tpusim::runtime
 

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tpusim/io/npy.h"
+#include "tpusim/runtime/checkpoint.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::runtime {
@@ -155,6 +157,102 @@ module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     EXPECT_EQ(id->data<uint32_t>()[0], static_cast<uint32_t>(d));
   }
+}
+
+
+// Ctrl-C (progress.stop) ends an endless loop with the report of what ran,
+// on one device and on the devices of a slice, and writes no results.
+constexpr const char* kEndless = R"(
+module attributes {mhlo.num_partitions = %d : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%%x: tensor<4xf32>) -> tensor<4xf32> {
+    %%r = stablehlo.while(%%a = %%x) : tensor<4xf32>
+      cond {
+        %%t = stablehlo.constant dense<true> : tensor<i1>
+        stablehlo.return %%t : tensor<i1>
+      } do {
+        %%b = stablehlo.add %%a, %%a : tensor<4xf32>
+        stablehlo.return %%b : tensor<4xf32>
+      }
+    return %%r : tensor<4xf32>
+  }
+})";
+
+class StopTest : public RunProgramTest {
+ protected:
+  // Runs the program, setting progress.stop once `ops` ops have run.
+  Status RunAndStop(int64_t ops) {
+    exec::Progress progress;
+    options_.progress = &progress;
+    std::thread stopper([&] {
+      while (progress.ops.load() < ops) std::this_thread::yield();
+      progress.stop.store(true);
+    });
+    Status st = RunProgram(options_, log_);
+    stopper.join();
+    options_.progress = nullptr;
+    return st;
+  }
+
+  std::string Log() const {
+    std::rewind(log_);
+    std::string text;
+    for (int c; (c = std::fgetc(log_)) != EOF;) text += static_cast<char>(c);
+    return text;
+  }
+};
+
+TEST_F(StopTest, AnEndlessLoopStopsWithThePartialReport) {
+  char text[1024];
+  std::snprintf(text, sizeof text, kEndless, 1);
+  WriteProgram(text);
+  options_.random_inputs = true;
+  options_.report_json = Path("report.json");
+  Status st = RunAndStop(3000);
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+  EXPECT_EQ(st.message().rfind(Path("p.mlir") + ":", 0), 0u) << st.message();
+  EXPECT_TRUE(OutputEmpty());
+  const std::string log = Log();
+  EXPECT_NE(log.find("note: stopped on request after"), std::string::npos) << log;
+  // The report counts the iterations that ran: a thousand or more.
+  const size_t times = log.find(" x", log.find("costliest ops:"));
+  ASSERT_NE(times, std::string::npos) << log;
+  EXPECT_GE(std::stoll(log.substr(times + 2)), 1000) << log;
+  std::ifstream json(options_.report_json);
+  std::string report((std::istreambuf_iterator<char>(json)), {});
+  EXPECT_NE(report.find("stopped on request"), std::string::npos);
+}
+
+TEST_F(StopTest, DevicesOfASliceStopTogether) {
+  char text[1024];
+  std::snprintf(text, sizeof text, kEndless, 4);
+  WriteProgram(text);
+  options_.random_inputs = true;
+  options_.slice = "v5e-4";
+  Status st = RunAndStop(4000);
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+  EXPECT_TRUE(OutputEmpty());
+  EXPECT_NE(Log().find("note: stopped on request after"), std::string::npos) << Log();
+}
+
+TEST_F(StopTest, ATrainingLoopCheckpointsItsLastFinishedStep) {
+  WriteProgram(R"(
+func.func @main(%w: tensor<4xf32>) -> tensor<4xf32> {
+  %b = stablehlo.add %w, %w : tensor<4xf32>
+  return %b : tensor<4xf32>
+})");
+  options_.random_inputs = true;
+  options_.steps = 1000000000;
+  options_.checkpoint_dir = Path("ck");
+  Status st = RunAndStop(50);  // one op a step
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+  StatusOr<Manifest> manifest = ReadManifest(options_.checkpoint_dir);
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  EXPECT_GE(manifest->step, 49);
+  const std::string said = "stopped in step " + std::to_string(manifest->step + 1) +
+                           "; the checkpoint in " + options_.checkpoint_dir + " holds step " +
+                           std::to_string(manifest->step);
+  EXPECT_NE(Log().find(said), std::string::npos) << Log();
+  EXPECT_TRUE(OutputEmpty());
 }
 
 }  // namespace

@@ -76,6 +76,23 @@ Status CheckResults(const ir::Function& f, const std::vector<Tensor>& results) {
   return Status::Ok();
 }
 
+// The loop stopped on request (`stopped`) in step `n`: the state after step
+// n - 1 is checkpointed unless step `saved` is that one already.
+Status Stop(const Status& stopped, int64_t n, int64_t saved, const RunOptions& options,
+            std::vector<Tensor> state, std::FILE* out) {
+  std::string said = "stopped in step " + std::to_string(n);
+  if (!options.checkpoint_dir.empty() && saved < n - 1) {
+    TPUSIM_RETURN_IF_ERROR(WriteCheckpoint(options.checkpoint_dir, n - 1, state));
+    saved = n - 1;
+  }
+  if (!options.checkpoint_dir.empty() && saved > 0) {
+    said += "; the checkpoint in " + options.checkpoint_dir + " holds step " +
+            std::to_string(saved) + ", where a rerun resumes";
+  }
+  std::fprintf(out, "%s\n", said.c_str());
+  return stopped;
+}
+
 }  // namespace
 
 Status CheckStepOptions(const RunOptions& options) {
@@ -141,8 +158,17 @@ StatusOr<std::optional<timing::Timeline>> RunSteps(const ir::Function& f, const 
   std::optional<StepRun> last;
   using Clock = std::chrono::steady_clock;
   Clock::time_point saved = Clock::now();
+  int64_t saved_step = done;
+  auto state_of = [&] {
+    return std::vector<Tensor>(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(state));
+  };
   for (int64_t n = done + 1; n <= options.steps; ++n) {
-    TPUSIM_ASSIGN_OR_RETURN(last, step(args));
+    StatusOr<StepRun> run = step(args);
+    if (run.status().code() == StatusCode::kCancelled) {
+      return Stop(run.status(), n, saved_step, options, state_of(), out);
+    }
+    TPUSIM_RETURN_IF_ERROR(run.status());
+    last = *std::move(run);
     PrintStep(n, last->timeline, out);
     for (size_t i = 0; i < state; ++i) args[i] = last->results[i];
     // Every K steps when asked, else every so many seconds of wall time,
@@ -154,9 +180,9 @@ StatusOr<std::optional<timing::Timeline>> RunSteps(const ir::Function& f, const 
              : std::chrono::duration<double>(Clock::now() - saved).count() >=
                    options.checkpoint_seconds);
     if (!options.checkpoint_dir.empty() && due) {
-      std::vector<Tensor> tensors(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(state));
-      TPUSIM_RETURN_IF_ERROR(WriteCheckpoint(options.checkpoint_dir, n, tensors));
+      TPUSIM_RETURN_IF_ERROR(WriteCheckpoint(options.checkpoint_dir, n, state_of()));
       saved = Clock::now();
+      saved_step = n;
     }
   }
   TPUSIM_RETURN_IF_ERROR(CheckResults(f, last->results));

@@ -42,7 +42,9 @@ using StepFn = std::function<StatusOr<StepRun>(std::vector<Tensor> args)>;
 // Runs options.steps steps of `f` with `step`, from the inputs options name
 // or from the checkpoint in options.checkpoint_dir, printing one line per
 // step to `out`, checkpointing every options.checkpoint_every steps and after
-// the last, and writing the last results into options.output_dir. Returns
+// the last, and writing the last results into options.output_dir. Stopped
+// on request (options.progress), checkpoints the last finished step and
+// returns kCancelled. Returns
 // the last step's timeline, or none when the checkpoint is at
 // options.steps already (its state is then written as the results).
 // REQUIRES: CheckStepOptions(options) is OK.

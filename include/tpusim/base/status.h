@@ -23,6 +23,7 @@ enum class StatusCode {
   kResourceExhausted,  // too large for host memory or a configured limit
   kFailedPrecondition, // a check in a conformance file did not hold
   kInternal,           // a bug in tpusim
+  kCancelled,          // stopped on request (Ctrl-C) before finishing
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -51,7 +52,8 @@ class [[nodiscard]] Status {
   Status WithLocation(const std::string& location) const;
   bool has_location() const { return has_location_; }
 
-  // Exit status for the CLI: 0 ok, 2 input error, 3 unsupported, 1 other.
+  // Exit status for the CLI: 0 ok, 2 input error, 3 unsupported, 130
+  // interrupted, 1 other.
   int ExitCode() const;
 
  private:
@@ -80,6 +82,9 @@ inline Status FailedPrecondition(std::string m) {
 }
 inline Status Internal(std::string m) {
   return Status(StatusCode::kInternal, std::move(m));
+}
+inline Status Cancelled(std::string m) {
+  return Status(StatusCode::kCancelled, std::move(m));
 }
 
 // Holds either a value or a non-OK Status.

@@ -24,6 +24,7 @@ struct GridProgram {
   std::vector<std::string> functions;     // per process
   std::vector<std::vector<Tensor>> args;  // per process
   std::vector<OpObserver*> observers;     // per process, or empty; entries may be null
+  Progress* progress = nullptr;           // shared by every process, or null
 };
 
 // Runs each process id = replica * partitions + partition of `program` on

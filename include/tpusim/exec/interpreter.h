@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tpusim/base/status.h"
+#include "tpusim/exec/progress.h"
 #include "tpusim/ir/ir.h"
 #include "tpusim/ops/op_def.h"
 #include "tpusim/tensor/tensor.h"
@@ -47,6 +48,10 @@ class Interpreter : public ops::EvalContext {
 
   // Not owned; null (the default) observes nothing.
   void set_observer(OpObserver* observer) { observer_ = observer; }
+  // Where the run counts its ops and loop iterations and reads whether to
+  // stop (then Run returns kCancelled, located at the op it stopped before).
+  // Not owned; null (the default): the run neither counts nor stops.
+  void set_progress(Progress* progress) { progress_ = progress; }
 
   // ops::EvalContext
   const ops::EvalOptions& options() const override { return options_; }
@@ -60,6 +65,7 @@ class Interpreter : public ops::EvalContext {
   int64_t num_replicas() const override { return place_.num_replicas; }
   int64_t num_partitions() const override { return place_.num_partitions; }
   ops::Collectives* collectives() override { return place_.collectives; }
+  Status BeginIteration(const ir::Operation& loop, int64_t iteration) override;
 
  private:
   StatusOr<std::vector<Tensor>> RunBlock(const ir::Block& block,
@@ -75,6 +81,7 @@ class Interpreter : public ops::EvalContext {
   ops::EvalOptions options_;
   ProcessPlace place_;
   OpObserver* observer_ = nullptr;
+  Progress* progress_ = nullptr;
   std::vector<Tensor>* frame_ = nullptr;  // values of the running function
   int depth_ = 0;
   std::unordered_map<const ir::Block*, std::vector<std::vector<int>>> dead_after_;

@@ -60,6 +60,13 @@ class EvalContext {
   virtual int64_t num_partitions() const = 0;
   // The channel to other processes; null when running alone.
   virtual Collectives* collectives() = 0;
+  // Told by a loop's evaluation as it begins iteration `iteration` (from 0):
+  // a long or endless loop shows progress, and stops when asked. kCancelled
+  // ends the loop; any other error too.
+  virtual Status BeginIteration(const ir::Operation& loop, int64_t iteration) {
+    (void)loop, (void)iteration;
+    return Status::Ok();
+  }
 };
 
 using VerifyFn = std::function<Status(const ir::Operation& op)>;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tpusim/base/status.h"
+#include "tpusim/exec/progress.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/ops/op_def.h"
 #include "tpusim/report/report.h"
@@ -71,6 +72,15 @@ struct RunOptions {
 
   // Compilation: passes, fusion, cache, dumps.
   CompileOptions compile;
+
+  // Where computing values counts its progress and reads a request to stop
+  // (Ctrl-C). Stopped, a run writes no results, prints the report of the
+  // part that ran (a training loop: checkpoints its last finished step) and
+  // returns kCancelled. Null: the run counts nothing and cannot be stopped.
+  exec::Progress* progress = nullptr;
+  // Where a progress line is drawn while values take more than a few
+  // seconds (runtime/progress_line.h): a terminal, or null for none.
+  std::FILE* progress_out = nullptr;
 
   // The mpirun job this process is part of (tpusim/mpi/world.h), or null.
   // The slice's devices are spread over its processes; process 0 alone

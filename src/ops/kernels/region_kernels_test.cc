@@ -57,7 +57,9 @@ TEST(MatchRegionTest, ComplexMultiplyOnlyInOrder) {
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     const std::optional<BinaryKind> kind = MatchBinaryRegion(*FirstRegion(**m));
     EXPECT_EQ(kind.has_value(), !swapped);
-    if (kind) EXPECT_EQ(*kind, BinaryKind::kMultiply);
+    if (kind) {
+      EXPECT_EQ(*kind, BinaryKind::kMultiply);
+    }
   }
 }
 
