@@ -17,7 +17,12 @@ packages=(
   libfftw3-dev            # stablehlo.fft (GPL-2+)
   libcpp-httplib-dev libsqlite3-dev   # tpusim cloud: the API server, its state
   python3-scipy           # test oracle for the LAPACK custom calls (tests/lapack_test.py)
+  python3-googleapi python3-google-auth python3-google-auth-httplib2   # Google's Python client
+                          # of the Cloud TPU API, against tpusim cloud (tests/cloud_clients)
 )
+# Node and npm for the test-only Node client (scripts/test.sh installs it
+# with npm ci); Debian's, unless a Node is already there.
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,8 @@ jobs=$(nproc)
 
 echo "== release build and tests"
 scripts/build.sh build
+# The test-only Node client of the cloud_clients test, at its locked versions.
+npm ci --prefix tests/cloud_clients/node --no-audit --no-fund --ignore-scripts --loglevel=error
 ctest --test-dir build -j"$jobs" --output-on-failure
 
 echo "== fuzz smoke run"

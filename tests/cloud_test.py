@@ -50,8 +50,9 @@ class Server:
 
     running = []  # every server started, so that main() stops them all
 
-    def __init__(self, tpusim, work, name, speed=1000.0, v4=4096, extra=()):
+    def __init__(self, tpusim, work, name, speed=1000.0, v4=4096, extra=(), builtin_world=False):
         self.tpusim, self.work, self.extra = tpusim, work, list(extra)
+        self.builtin_world = builtin_world
         self.db = os.path.join(work, name + ".sqlite")
         self.capacity = os.path.join(work, name + ".toml")
         self.port_file = os.path.join(work, name + ".port")
@@ -65,8 +66,9 @@ class Server:
         if os.path.exists(self.port_file):
             os.remove(self.port_file)
         self.proc = subprocess.Popen(
-            [self.tpusim, "cloud", "serve", "--db", self.db, "--capacity", self.capacity,
-             "--tokens", os.path.join(self.work, "tokens"), "--port", "0",
+            [self.tpusim, "cloud", "serve", "--db", self.db] +
+            ([] if self.builtin_world else ["--capacity", self.capacity]) +
+            ["--tokens", os.path.join(self.work, "tokens"), "--port", "0",
              "--port-file", self.port_file] + self.extra,
             stdout=self.log, stderr=self.log)
         Server.running.append(self.proc)
@@ -208,6 +210,99 @@ def test_guards(s):
         fail("SQL in a name")
 
 
+def raw_request(s, text):
+    """The status line and body of `text` sent as is (no Content-Length)."""
+    import socket
+    host, port = s.url[len("http://"):].split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as c:
+        c.sendall(text.encode())
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            reply += c.recv(65536)
+        head, _, body = reply.partition(b"\r\n\r\n")
+        length = int(next(l.split(b":")[1] for l in head.split(b"\r\n")
+                          if l.lower().startswith(b"content-length")))
+        while len(body) < length:
+            body += c.recv(65536)
+        return head.split(b"\r\n")[0].decode(), json.loads(body)
+
+
+def test_client_forms(s, tpusim, work):
+    """What Google's own clients send and expect (tests/cloud_clients_test.py
+    runs them): typed operation responses, locations under /v1, enums as
+    numbers, guest attributes, paging of computed lists, bodiless POSTs, an
+    RFC 6750 challenge, the discovery document; and the CLI's own errors."""
+    status, op = s.call("POST", NODES + "?nodeId=f1",
+                        {"acceleratorConfig": {"type": 7, "topology": "2x2x1"},
+                         "runtimeVersion": "tpu-ubuntu2204-base", "labels": {}, "metadata": {}})
+    if status != 200:
+        fail("acceleratorConfig type 7: %d %r" % (status, op))
+    wait_for("f1 created", lambda: s.call("GET", "/v2/" + op["name"])[1]["done"])
+    done = s.call("GET", "/v2/" + op["name"])[1]
+    if done["response"].get("@type") != "type.googleapis.com/google.cloud.tpu.v2.Node" or \
+            done["response"]["acceleratorType"] != "v4-8":
+        fail("create's response: %r" % done)
+    line, body = raw_request(s, "POST /v2/projects/p/locations/us-central2-b/nodes/f1:stop HTTP/1.1\r\n"
+                                "Host: x\r\nAuthorization: Bearer %s\r\n\r\n" % TOKEN)
+    if " 200 " not in line or body["metadata"]["verb"] != "stop":
+        fail("POST without a body: %s %r" % (line, body))
+    status, attrs = s.call("POST", NODES + "/f1:getGuestAttributes", {"queryPath": "tpusim/worker-id"})
+    items = [a["queryValue"]["items"] for a in attrs.get("guestAttributes", [])]
+    if status != 200 or items != [[{"namespace": "tpusim", "key": "worker-id", "value": "0"}]]:
+        fail("getGuestAttributes: %d %r" % (status, attrs))
+    if s.call("POST", NODES + "/f1:getGuestAttributes", {"workerIds": ["1"]})[0] != 400:
+        fail("getGuestAttributes of a worker v4-8 lacks")
+    status, page = s.call("GET", "/v2/projects/p/locations/us-central2-b/acceleratorTypes?pageSize=2")
+    if len(page["acceleratorTypes"]) != 2 or "nextPageToken" not in page:
+        fail("acceleratorTypes pageSize=2: %r" % page)
+    rest = s.call("GET", "/v2/projects/p/locations/us-central2-b/acceleratorTypes?pageToken=" +
+                  page["nextPageToken"])[1]["acceleratorTypes"]
+    if rest[0]["name"] == page["acceleratorTypes"][0]["name"] or len(rest) < 2:
+        fail("acceleratorTypes' second page: %r" % rest)
+    status, locations = s.call("GET", "/v1/projects/p/locations")
+    if status != 200 or len(locations["locations"]) != 2:
+        fail("/v1 locations: %d %r" % (status, locations))
+    status, _, headers = s.request("GET", NODES, token="wrong")
+    if status != 401 or headers.get("WWW-Authenticate", "").count("=") < 1:
+        fail("401's WWW-Authenticate: %r" % headers.get("WWW-Authenticate"))
+    status, doc = s.call("GET", "/$discovery/rest?version=v2", token=None)
+    if status != 200 or doc["rootUrl"] != s.url + "/" or \
+            "getGuestAttributes" not in doc["resources"]["projects"]["resources"]["locations"]["resources"]["nodes"]["methods"]:
+        fail("discovery document: %d %r" % (status, {k: doc.get(k) for k in ("rootUrl", "id")}))
+    # The CLI: refusals exit 2, naming their status; its own mistakes are named.
+    again = s.cli("tpus", "tpu-vm", "stop", "f1", *ZONE, ok=False)
+    if again.returncode != 2 or "FAILED_PRECONDITION" not in again.stderr:
+        fail("stop a stopped node: %d %s" % (again.returncode, again.stderr))
+    word = s.cli("tpus", "tpu-vm", "frobnicate", ok=False)
+    if "unknown command 'frobnicate' for tpusim cloud tpus tpu-vm (its commands: create," not in word.stderr:
+        fail("tpu-vm frobnicate: %s" % word.stderr)
+    env = dict(os.environ, TPUSIM_CLOUD_TOKEN=TOKEN, TPUSIM_CLOUD_ENDPOINT="http://127.0.0.1:1")
+    away = subprocess.run([tpusim, "cloud", "tpus", "tpu-vm", "list", *ZONE], env=env,
+                          capture_output=True, text=True, timeout=60)
+    if away.returncode != 1 or "start one with `tpusim cloud serve`" not in away.stderr:
+        fail("no server: %d %s" % (away.returncode, away.stderr))
+    # A second server on the same port refuses to start.
+    port = s.url.rsplit(":", 1)[1]
+    second = subprocess.run([tpusim, "cloud", "serve", "--db", os.path.join(work, "second.sqlite"),
+                             "--tokens", os.path.join(work, "tokens"), "--port", port],
+                            capture_output=True, text=True, timeout=60)
+    if second.returncode != 2 or "Address already in use" not in second.stderr:
+        fail("a second server on port %s: %d %s" % (port, second.returncode, second.stderr))
+
+
+def test_default_world(tpusim, work):
+    """Without --capacity, the built-in world: every generation tpusim knows."""
+    s = Server(tpusim, work, "default", builtin_world=True)
+    zones = [l["locationId"] for l in s.call("GET", "/v2/projects/p/locations")[1]["locations"]]
+    generations = set()
+    for z in zones:
+        for t in s.call("GET", "/v2/projects/p/locations/%s/acceleratorTypes" % z)[1]["acceleratorTypes"]:
+            generations.add(t["type"].rsplit("-", 1)[0])
+    if generations != {"v2", "v3", "v4", "v5litepod", "v5p", "v6e", "tpu7x"} or "us-east5-a" not in zones:
+        fail("the default world: zones %r, generations %r" % (zones, generations))
+    s.stop()
+
+
 def test_rate_limit(tpusim, work):
     """A bucket of 2 calls refilled at 1 per second: 40 calls outrun it
     unless each took over a second, and the 429 says when to come back."""
@@ -285,6 +380,9 @@ def test_ssh_resume(s, examples, work):
         saved = json.load(f)["step"]
     if saved <= 0:
         fail("checkpoint at step %d" % saved)
+    # What the killed job printed is kept, up to its checkpoint's step at least.
+    if "\nstep %d: " % saved not in out:
+        fail("the preempted job's output lacks step %d: %r" % (saved, out[-300:]))
     steps = ["--steps", str(saved + 12)]
     s.cli("tpus", "tpu-vm", "create", "job2", "--accelerator-type", "v4-8", "--version",
           "tpu-ubuntu2204-base", "--spot", *ZONE)
@@ -475,11 +573,13 @@ def main():
         s = Server(tpusim, work, "main")
         test_cli(s)
         test_guards(s)
+        test_client_forms(s, tpusim, work)
         test_queue_and_preemption(s)
         test_ssh_resume(s, os.path.abspath(args.examples), work)
         test_load(s, args.calls, args.clients)
         s.stop()
         test_rate_limit(tpusim, work)
+        test_default_world(tpusim, work)
         test_kill_loop(tpusim, work, args.kill_cycles)
     finally:
         for proc in Server.running:

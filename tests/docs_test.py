@@ -10,9 +10,11 @@ one written `$ command` followed by output must print that output (wrapped
 anyhow; "..." ends it early), and fail when it is an error ("tpusim: ..."). The
 Cloud TPU server a document starts runs in the background on a free port.
 
-Not run here, each with its reason: the set-up commands (`.ci/run` and
-`scripts/check-fresh-install.sh` run those), and Python that needs JAX,
-which Debian lacks (its outputs, f.mlir and the .npy files, are fixtures).
+Python and JavaScript blocks run too (JavaScript with the test-only Node
+client of tests/cloud_clients/node). Not run here, each with its reason: the
+set-up commands (`.ci/run` and `scripts/check-fresh-install.sh` run those),
+and Python that needs JAX, which Debian lacks (its outputs, f.mlir and the
+.npy files, are fixtures).
 
 usage: docs_test.py TPUSIM REPO_ROOT [PYTHONPATH]
 """
@@ -226,14 +228,26 @@ class Doc:
         if "jax" in code:
             print(f"   skip  {where}: Python that needs JAX", flush=True)
             return
-        if not PYTHONPATH:
+        if "import tpusim" in code.replace(", tpusim", " tpusim") and not PYTHONPATH:
             print(f"   skip  {where}: Python (the module is not built)", flush=True)
             return
-        p = subprocess.run(["/usr/bin/python3", "-c", code], env=self.env, capture_output=True,
-                           text=True, timeout=600)
-        print(f"         {where}: python", flush=True)
+        self.run_code(where, ["/usr/bin/python3", "-c"], code, self.env)
+
+    def run_javascript(self, where, code):
+        modules = os.path.join(ROOT, "tests", "cloud_clients", "node", "node_modules")
+        if not os.path.isdir(modules):
+            fail(where, f"no {modules}: run npm ci --prefix tests/cloud_clients/node")
+            return
+        self.run_code(where, ["node", "-e"], code, dict(self.env, NODE_PATH=modules))
+
+    def run_code(self, where, interpreter, code, env):
+        code = code.replace("8470", str(self.port))
+        p = subprocess.run(interpreter + [code], env=env, capture_output=True, text=True,
+                           timeout=600)
+        print(f"         {where}: {interpreter[0]}", flush=True)
         if p.returncode != 0:
-            fail(where, f"python: exit {p.returncode}: {(p.stdout + p.stderr).strip()[-400:]}")
+            fail(where, f"{interpreter[0]}: exit {p.returncode}: "
+                        f"{(p.stdout + p.stderr).strip()[-400:]}")
 
 
 def main():
@@ -246,6 +260,9 @@ def main():
                     where = f"{doc}:{line}"
                     if lang == "python":
                         d.run_python(where, block)
+                        continue
+                    if lang == "javascript":
+                        d.run_javascript(where, block)
                         continue
                     if lang not in SHELL_LANGS:
                         continue

@@ -185,9 +185,9 @@ void AddServe(CLI::App* cloud_cmd, std::function<int()>& action) {
   auto config = std::make_shared<cloud::ServeConfig>();
   CLI::App* serve = cloud_cmd->add_subcommand("serve", "serve the Cloud TPU API on localhost");
   serve->add_option("--db", config->db, "SQLite state file")->capture_default_str();
-  serve
-      ->add_option("--capacity", config->capacity_file, "the world: zones, capacity, quotas (TOML)")
-      ->required();
+  serve->add_option("--capacity", config->capacity_file,
+                    "the world: zones, capacity, quotas (TOML); default the built-in "
+                    "worlds/default.toml");
   serve->add_option("--port", config->server.port, "port; 0 picks a free one")
       ->capture_default_str();
   serve->add_option("--host", config->server.host, "address to listen on")->capture_default_str();

@@ -99,20 +99,35 @@ const CLI::Validator kNotEmpty(
     "");
 
 // "tpusim plan --help": the help of the deepest subcommand parsed so far.
-std::string HelpFor(const CLI::App& app) {
+// The innermost command parsed ("tpusim cloud tpus") and its App.
+std::pair<std::string, const CLI::App*> InnermostCommand(const CLI::App& app) {
   std::string command = "tpusim";
   const CLI::App* at = &app;
   for (;;) {
-    const std::vector<const CLI::App*> parsed = at->get_subcommands({});
     const CLI::App* next = nullptr;
-    for (const CLI::App* sub : parsed) {
+    for (const CLI::App* sub : at->get_subcommands({})) {
       if (sub->parsed()) next = sub;
     }
     if (next == nullptr) break;
     command += " " + next->get_name();
     at = next;
   }
-  return command + " --help";
+  return {command, at};
+}
+
+// A parse error as a user reads it: a word where a command was expected is
+// named, with the commands that could go there.
+std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& e) {
+  const auto [command, at] = InnermostCommand(app);
+  std::vector<std::string> extra = at->remaining();
+  const std::vector<const CLI::App*> subs = at->get_subcommands({});
+  if (!extra.empty() && !subs.empty()) {
+    std::string names;
+    for (const CLI::App* sub : subs) names += (names.empty() ? "" : ", ") + sub->get_name();
+    return "unknown command '" + extra.front() + "' for " + command + " (its commands: " +
+           names + ")";
+  }
+  return std::string(e.what()) + " (see " + command + " --help)";
 }
 
 const std::map<std::string, Numerics> kNumerics = {{"reference", Numerics::kReference},
@@ -398,7 +413,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return Fail(std::string(e.what()) + " (see " + HelpFor(app) + ")", 2);
+    return Fail(DescribeParseError(app, e), 2);
   }
   if (cloud_action) return cloud_action();
 
@@ -519,6 +534,9 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Lines go out as printed, also into a pipe: a watcher (tpusim cloud ssh)
+  // sees each step as it ends, and a killed run leaves all it said.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   try {
     return Main(argc, argv);
   } catch (const std::bad_alloc&) {

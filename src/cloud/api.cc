@@ -205,6 +205,24 @@ ApiError Context::StartOperation(const std::string& parent, const std::string& v
   return Save("operation", op);
 }
 
+namespace {
+
+// An operation's response is a google.protobuf.Any, which Google's JSON
+// clients refuse without its "@type": the resource it returns, or Empty.
+json TypedResponse(const json& response) {
+  json typed = response.is_object() ? response : json::object();
+  const std::string name = typed.value("name", "");
+  const char* type = name.find("/queuedResources/") != std::string::npos
+                         ? "type.googleapis.com/google.cloud.tpu.v2.QueuedResource"
+                     : name.find("/nodes/") != std::string::npos
+                         ? "type.googleapis.com/google.cloud.tpu.v2.Node"
+                         : "type.googleapis.com/google.protobuf.Empty";
+  typed["@type"] = type;
+  return typed;
+}
+
+}  // namespace
+
 ApiError Context::FinishOperation(const std::string& op_name, const json& response,
                                   const ApiError& error) {
   std::optional<json> op;
@@ -215,7 +233,7 @@ ApiError Context::FinishOperation(const std::string& op_name, const json& respon
   if (error) {
     (*op)["error"] = {{"code", RpcCode(error.status)}, {"message", error.message}};
   } else {
-    (*op)["response"] = response;
+    (*op)["response"] = TypedResponse(response);
   }
   return Save("operation", *op);
 }
@@ -292,20 +310,34 @@ json AcceleratorConfigOf(const std::string& generation, const std::string& topol
 
 namespace {
 
+// An AcceleratorConfig.Type by name, or by number as Google's JSON mapping
+// also allows (REST clients send {"type": 7}); empty if neither.
+std::string ConfigTypeName(const json& type) {
+  static const std::map<int64_t, std::string> kNumbers = {
+      {2, "V2"}, {4, "V3"}, {7, "V4"}, {9, "V5LITE_POD"}, {10, "V5P"}, {11, "V6E"}};
+  if (type.is_string()) return type;
+  if (!type.is_number_integer()) return "";
+  auto it = kNumbers.find(type.get<int64_t>());
+  return it == kNumbers.end() ? "" : it->second;
+}
+
 // The accelerator type of an acceleratorConfig {type, topology}.
 ApiError TypeOfConfig(const json& config, std::string& type) {
-  if (!config.is_object() || !config.value("type", json()).is_string() ||
+  if (!config.is_object() || ConfigTypeName(config.value("type", json())).empty() ||
       !config.value("topology", json()).is_string()) {
-    return InvalidArgumentError("acceleratorConfig needs a type and a topology");
+    return InvalidArgumentError(
+        "acceleratorConfig needs a type (V2, V3, V4, V5LITE_POD, V5P, V6E, or its number) and a "
+        "topology");
   }
+  const std::string name = ConfigTypeName(config["type"]);
   for (const pod::Slice& s : pod::StandardSlices()) {
-    if (ConfigType(GenerationOf(s.name)) != config["type"]) continue;
+    if (ConfigType(GenerationOf(s.name)) != name) continue;
     auto slice = pod::MakeSlice(s.chip, config["topology"].get<std::string>());
     if (!slice.ok()) return InvalidArgumentError("acceleratorConfig: " + slice.status().message());
     type = pod::AcceleratorType(s.chip, slice->topology);
     return {};
   }
-  return InvalidArgumentError("acceleratorConfig: unknown type " + config["type"].dump());
+  return InvalidArgumentError("acceleratorConfig: unknown type " + name);
 }
 
 // Node fields a create request may set; output-only ones are ignored as the

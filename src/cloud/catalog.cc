@@ -23,8 +23,7 @@ std::vector<json> AcceleratorTypes(const Context& ctx, const std::string& parent
 }  // namespace
 
 ApiError ListAcceleratorTypes(Context& ctx, const Call& call, json& out) {
-  out = {{"acceleratorTypes", AcceleratorTypes(ctx, call.parent)}};
-  return {};
+  return ListPage(AcceleratorTypes(ctx, call.parent), call, out);
 }
 
 ApiError GetAcceleratorType(Context& ctx, const Call& call, json& out) {
@@ -38,12 +37,11 @@ ApiError GetAcceleratorType(Context& ctx, const Call& call, json& out) {
 }
 
 ApiError ListRuntimeVersions(Context& ctx, const Call& call, json& out) {
-  out = {{"runtimeVersions", json::array()}};
+  std::vector<json> versions;
   for (const std::string& v : ctx.world.runtime_versions) {
-    out["runtimeVersions"].push_back(
-        {{"name", call.parent + "/runtimeVersions/" + v}, {"version", v}});
+    versions.push_back({{"name", call.parent + "/runtimeVersions/" + v}, {"version", v}});
   }
-  return {};
+  return ListPage(std::move(versions), call, out);
 }
 
 ApiError GetRuntimeVersion(Context& ctx, const Call& call, json& out) {

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 namespace tpusim::cloud {
@@ -13,6 +14,16 @@ struct Client::Http {
   httplib::Client client;
   explicit Http(const std::string& endpoint) : client(endpoint) {}
 };
+
+Status ApiStatus(const std::string& status, const std::string& message) {
+  const std::string said = status + ": " + message;
+  if (status == "INTERNAL" || status == "UNAVAILABLE" || status == "UNKNOWN") {
+    return Status(StatusCode::kInternal, said);
+  }
+  if (status == "NOT_FOUND") return NotFound(said);
+  if (status == "RESOURCE_EXHAUSTED") return ResourceExhausted(said);
+  return InvalidArgument(said);
+}
 
 Client::Client(ClientOptions options)
     : options_(std::move(options)), http_(std::make_unique<Http>(options_.endpoint)) {
@@ -42,19 +53,18 @@ StatusOr<json> Client::Call(const std::string& method, const std::string& path,
     return c.Post(url, payload, "application/json");
   }();
   if (!r) {
-    return Status(StatusCode::kInternal, "cannot reach the Cloud TPU API at " + options_.endpoint +
-                                             ": " + httplib::to_string(r.error()));
+    return Status(StatusCode::kInternal,
+                  "cannot reach the Cloud TPU API at " + options_.endpoint + " (" +
+                      (r.error() == httplib::Error::Connection ? "nothing answers there"
+                                                               : httplib::to_string(r.error())) +
+                      "): start one with `tpusim cloud serve`, or point --endpoint (or "
+                      "TPUSIM_CLOUD_ENDPOINT) at yours");
   }
   json reply = json::parse(r->body, nullptr, false);
   if (r->status == 200 && !reply.is_discarded()) return reply;
-  if (!reply.is_discarded() && reply.contains("error")) {
+  if (!reply.is_discarded() && reply.contains("error") && reply["error"].is_object()) {
     const json& e = reply["error"];
-    const std::string status = e.value("status", "UNKNOWN");
-    const std::string message = status + ": " + e.value("message", "");
-    if (status == "NOT_FOUND") return NotFound(message);
-    if (status == "INVALID_ARGUMENT") return InvalidArgument(message);
-    if (status == "RESOURCE_EXHAUSTED") return ResourceExhausted(message);
-    return Status(StatusCode::kFailedPrecondition, message);
+    return ApiStatus(e.value("status", "UNKNOWN"), e.value("message", ""));
   }
   return Status(StatusCode::kInternal,
                 "the API answered HTTP " + std::to_string(r->status) + " without an error body");
@@ -75,9 +85,12 @@ StatusOr<json> Client::Wait(const json& operation) {
     TPUSIM_ASSIGN_OR_RETURN(op, Call("GET", "/v2/" + op["name"].get<std::string>()));
   }
   if (op.contains("error")) {
-    const std::string message = op["error"].value("message", "");
-    return op["error"].value("code", 0) == 8 ? ResourceExhausted(message)
-                                             : Status(StatusCode::kFailedPrecondition, message);
+    static const std::map<int, std::string> kNames = {
+        {3, "INVALID_ARGUMENT"}, {5, "NOT_FOUND"},           {6, "ALREADY_EXISTS"},
+        {8, "RESOURCE_EXHAUSTED"}, {9, "FAILED_PRECONDITION"}, {13, "INTERNAL"}};
+    const auto name = kNames.find(op["error"].value("code", 2));
+    return ApiStatus(name == kNames.end() ? "UNKNOWN" : name->second,
+                     op["error"].value("message", ""));
   }
   return op.value("response", json::object());
 }

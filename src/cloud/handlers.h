@@ -22,6 +22,17 @@ struct Call {
 
 using Handler = ApiError (*)(Context& ctx, const Call& call, json& out);
 
+// A list call's page: pageSize (absent or 0: the most a page holds) and
+// pageToken; kInvalidArgument for a malformed size.
+struct Paging {
+  int64_t size = 0;
+  std::string token;
+};
+ApiError ReadPaging(const Call& call, Paging& out);
+// Sets out[call.collection] to the page of `items` the call asks for, and
+// nextPageToken when more follow: lists computed, not stored.
+ApiError ListPage(std::vector<json> items, const Call& call, json& out);
+
 // Get and list of stored resources (nodes, queuedResources, operations),
 // with pageSize and pageToken.
 ApiError GetResource(Context&, const Call&, json&);
@@ -32,6 +43,7 @@ ApiError DeleteNode(Context&, const Call&, json&);
 ApiError StartNode(Context&, const Call&, json&);
 ApiError StopNode(Context&, const Call&, json&);
 ApiError PatchNode(Context&, const Call&, json&);
+ApiError GetGuestAttributes(Context&, const Call&, json&);
 // tpusim extensions.
 ApiError SimulatePreemption(Context&, const Call&, json&);
 ApiError SimulateMaintenance(Context&, const Call&, json&);

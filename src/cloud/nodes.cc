@@ -133,6 +133,76 @@ ApiError PatchNode(Context& ctx, const Call& call, json& out) {
   return ctx.ImmediateOperation(call.parent, "update", call.name, Public(node), out);
 }
 
+namespace {
+
+// What each worker of an emulated node publishes: the emulator's own
+// namespace, as a VM's agents publish theirs.
+std::vector<json> GuestEntries(const json& node, int64_t worker) {
+  std::vector<json> items = {
+      {{"namespace", "tpusim"}, {"key", "worker-id"}, {"value", std::to_string(worker)}},
+      {{"namespace", "tpusim"}, {"key", "accelerator-type"}, {"value", node["acceleratorType"]}},
+      {{"namespace", "tpusim"}, {"key", "state"}, {"value", node["state"]}}};
+  if (node["_sim"].contains("job")) {
+    items.push_back({{"namespace", "tpusim"},
+                     {"key", "job-steps"},
+                     {"value", node["_sim"]["job"]["steps"].dump()}});
+  }
+  return items;
+}
+
+// Whether entry `e` lies under `path`: "" or "/" (all), "/ns/" or "ns/" (a
+// namespace), "/ns/key" (one key).
+bool UnderPath(const json& e, std::string path) {
+  if (!path.empty() && path[0] == '/') path.erase(0, 1);
+  if (path.empty()) return true;
+  const std::string ns = e["namespace"], key = e["key"];
+  return path == ns + "/" || path == ns || path == ns + "/" + key;
+}
+
+}  // namespace
+
+ApiError GetGuestAttributes(Context& ctx, const Call& call, json& out) {
+  json node;
+  CLOUD_TRY(LoadNode(ctx, call, node));
+  const json& b = call.body.is_object() ? call.body : json::object();
+  const json path = b.value("queryPath", json(""));
+  const json ids = b.value("workerIds", json::array());
+  if (!path.is_string() || !ids.is_array()) {
+    return InvalidArgumentError("queryPath must be a string and workerIds a list of strings");
+  }
+  const int64_t hosts = node["_sim"]["hosts"];
+  std::vector<int64_t> workers;
+  for (const json& id : ids) {
+    int64_t w = -1;
+    if (id.is_string()) {
+      try {
+        size_t used = 0;
+        w = std::stoll(id.get<std::string>(), &used);
+        if (used != id.get<std::string>().size()) w = -1;
+      } catch (const std::exception&) {
+        w = -1;
+      }
+    }
+    if (w < 0 || w >= hosts) {
+      return InvalidArgumentError("workerIds: " + id.dump() + " is not a worker of " + call.name +
+                                  " (0 to " + std::to_string(hosts - 1) + ")");
+    }
+    workers.push_back(w);
+  }
+  if (workers.empty()) {
+    for (int64_t w = 0; w < hosts; ++w) workers.push_back(w);
+  }
+  out = {{"guestAttributes", json::array()}};
+  for (int64_t w : workers) {
+    json items = json::array();
+    for (json& e : GuestEntries(node, w)) {
+      if (UnderPath(e, path)) items.push_back(std::move(e));
+    }
+    out["guestAttributes"].push_back({{"queryPath", path}, {"queryValue", {{"items", items}}}});
+  }
+  return {};
+}
+
 ApiError SimulatePreemption(Context& ctx, const Call& call, json& out) {
   json node;
   CLOUD_TRY(LoadNode(ctx, call, node));

@@ -5,7 +5,9 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <netdb.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -68,6 +71,28 @@ class RateLimiter {
   std::map<std::string, Bucket> buckets_;
 };
 
+// Why binding `host`:`port` fails, as the system says it ("address already
+// in use"), found by trying it again.
+std::string WhyNotListening(const std::string& host, int port) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
+    return "not an address of this machine";
+  }
+  std::string why = "cannot bind";
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  if (fd >= 0) {
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) why = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  if (why == std::strerror(EADDRINUSE)) why += " (another tpusim cloud serve?)";
+  return why;
+}
+
 }  // namespace
 
 StatusOr<std::vector<std::string>> ParseTokens(std::string_view text, const std::string& filename) {
@@ -102,6 +127,7 @@ struct Server::Impl {
   std::mutex mu;
   std::condition_variable stopped;
   bool stopping = false;
+  int bound_port = 0;
 
   Impl(Service& s, ServerOptions o)
       : service(s), options(std::move(o)), limiter(options.rate_per_second, options.burst) {
@@ -121,9 +147,15 @@ struct Server::Impl {
   }
 
   httplib::Server::HandlerResponse Admit(const httplib::Request& req, httplib::Response& res) {
+    // The discovery document is public, as Google's are.
+    if (req.path == "/$discovery/rest" || req.path == "/discovery/v1/apis/tpu/v2/rest") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     std::string token;
     if (!Authorized(req, token)) {
-      res.set_header("WWW-Authenticate", "Bearer");
+      // With parameters, as RFC 6750 writes it: some clients (httplib2)
+      // cannot parse a bare "Bearer".
+      res.set_header("WWW-Authenticate", R"(Bearer realm="tpusim", error="invalid_token")");
       SendError(res, {401, "UNAUTHENTICATED",
                       "Request is missing a valid bearer token (Authorization: Bearer TOKEN)"});
       return httplib::Server::HandlerResponse::Handled;
@@ -137,17 +169,44 @@ struct Server::Impl {
                          options.rate_per_second)));
       return httplib::Server::HandlerResponse::Handled;
     }
+    // A request with neither Content-Length nor a chunked body has no body
+    // (RFC 9112, 6.3), as `curl -X POST` sends it; httplib would refuse it.
+    if (req.method != "GET" && !req.has_header("Content-Length") &&
+        !req.has_header("Transfer-Encoding")) {
+      Api(req, res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   }
 
   void Api(const httplib::Request& req, httplib::Response& res) {
     const double start = Seconds();
-    ApiRequest r{req.method, req.path, {}, req.body};
+    // A POST with no body (curl -X POST .../nodes/n:stop) is an empty request.
+    ApiRequest r{req.method, req.path, {},
+                 req.body.empty() && req.method == "POST" ? "{}" : req.body};
     for (const auto& [k, v] : req.params) r.query[k] = v;
     ApiResponse out = service.Handle(r);
     res.status = out.http_status;
     res.set_content(out.body, "application/json");
     metrics.Record(RouteLabel(req.method, req.path), out.http_status, Seconds() - start);
+  }
+
+  // The discovery document, pointing the client back at this server (the
+  // address it was reached at), as the real service points at itself.
+  void Discovery(const httplib::Request& req, httplib::Response& res) {
+    if (req.path.rfind("/$discovery/", 0) == 0 && req.get_param_value("version") != "v2") {
+      SendError(res, NotFoundError("only version=v2 of the tpu API is served"));
+      return;
+    }
+    static const json document = json::parse(DiscoveryDocument());
+    json doc = document;
+    const std::string host = req.get_header_value("Host");
+    const std::string root =
+        "http://" + (host.empty() ? options.host + ":" + std::to_string(bound_port) : host) + "/";
+    doc["rootUrl"] = root;
+    doc["baseUrl"] = root;
+    doc["batchPath"] = "batch";
+    res.set_content(Dump(doc), "application/json");
   }
 
   void Metrics(httplib::Response& res) {
@@ -163,18 +222,31 @@ struct Server::Impl {
     auto api = [this](const httplib::Request& q, httplib::Response& s) { Api(q, s); };
     const char* pattern = R"(/v2/.*)";
     http.Get(pattern, api).Post(pattern, api).Patch(pattern, api).Delete(pattern, api);
+    http.Get(R"(/v1/.*)", api);
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& s) { Metrics(s); });
+    auto discovery = [this](const httplib::Request& q, httplib::Response& s) { Discovery(q, s); };
+    http.Get(R"(/\$discovery/rest)", discovery).Get("/discovery/v1/apis/tpu/v2/rest", discovery);
     http.set_pre_routing_handler(
         [this](const httplib::Request& q, httplib::Response& s) { return Admit(q, s); });
     // httplib's own refusals (unknown path, body too large) in Google's form.
     http.set_error_handler([](const httplib::Request& q, httplib::Response& s) {
       if (!s.body.empty()) return;
-      const bool too_large = s.status == 413;
-      SendError(s, {s.status, too_large ? "INVALID_ARGUMENT" : "NOT_FOUND",
-                    too_large ? "Request body too large"
-                              : "The requested URL " + q.path + " was not found on this server."});
+      if (s.status == 404) {
+        SendError(s, NotFoundError("The requested URL " + q.path + " was not found on this server."));
+      } else if (s.status == 413) {
+        SendError(s, {413, "INVALID_ARGUMENT", "Request body too large"});
+      } else {
+        SendError(s, {s.status, s.status < 500 ? "INVALID_ARGUMENT" : "INTERNAL",
+                      "The request could not be read (HTTP " + std::to_string(s.status) + ")"});
+      }
     });
     http.set_payload_max_length(options.max_body_bytes);
+    // SO_REUSEADDR alone: httplib's default SO_REUSEPORT would let a second
+    // server listen on the same port and take half of the calls.
+    http.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     // Headers and body go out as separate writes: without this, Nagle and
     // delayed ACKs add 40 ms to every reply.
     http.set_tcp_nodelay(true);
@@ -215,8 +287,10 @@ StatusOr<int> Server::Bind() {
           : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (port < 0) {
     return InvalidArgument("cannot listen on " + s.options.host + ":" +
-                           std::to_string(s.options.port) + " (in use, or not an address here)");
+                           std::to_string(s.options.port) + ": " +
+                           WhyNotListening(s.options.host, s.options.port));
   }
+  s.bound_port = port;
   return port;
 }
 
@@ -276,8 +350,13 @@ int g_signal_pipe[2] = {-1, -1};
 }  // namespace
 
 Status Serve(const ServeConfig& config, std::FILE* log) {
-  TPUSIM_ASSIGN_OR_RETURN(std::string capacity, runtime::ReadTextFile(config.capacity_file));
-  TPUSIM_ASSIGN_OR_RETURN(WorldConfig world, ParseWorldConfig(capacity, config.capacity_file));
+  std::string capacity(BuiltinWorldToml());
+  if (!config.capacity_file.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(capacity, runtime::ReadTextFile(config.capacity_file));
+  }
+  const std::string world_file =
+      config.capacity_file.empty() ? "worlds/default.toml" : config.capacity_file;
+  TPUSIM_ASSIGN_OR_RETURN(WorldConfig world, ParseWorldConfig(capacity, world_file));
   const std::string tokens_file =
       config.tokens_file.empty() ? DefaultTokenFile() : config.tokens_file;
   if (config.tokens_file.empty())

@@ -22,6 +22,7 @@ const std::map<std::string, Handler>& Routes() {
       {"PATCH nodes/*", PatchNode},
       {"POST nodes/*:start", StartNode},
       {"POST nodes/*:stop", StopNode},
+      {"POST nodes/*:getGuestAttributes", GetGuestAttributes},
       {"POST nodes/*:simulatePreemption", SimulatePreemption},
       {"POST nodes/*:simulateMaintenance", SimulateMaintenance},
       {"POST nodes/*:reportJob", ReportJob},
@@ -75,23 +76,60 @@ ApiError GetResource(Context& ctx, const Call& call, json& out) {
   return {};
 }
 
-ApiError ListResources(Context& ctx, const Call& call, json& out) {
-  int64_t page_size = kMaxPageSize, after = 0;
+ApiError ReadPaging(const Call& call, Paging& out) {
+  out = Paging{kMaxPageSize, ""};
   try {
     if (auto it = call.query.find("pageSize"); it != call.query.end()) {
-      page_size = std::stoll(it->second);
-      if (page_size < 0) throw std::out_of_range("negative");
-      if (page_size == 0 || page_size > kMaxPageSize) page_size = kMaxPageSize;
-    }
-    if (auto it = call.query.find("pageToken"); it != call.query.end() && !it->second.empty()) {
-      if (it->second.rfind("seq-", 0) != 0) throw std::invalid_argument("token");
-      after = std::stoll(it->second.substr(4));
+      out.size = std::stoll(it->second);
+      if (out.size < 0) throw std::out_of_range("negative");
+      if (out.size == 0 || out.size > kMaxPageSize) out.size = kMaxPageSize;
     }
   } catch (const std::exception&) {
-    return InvalidArgumentError(
-        "pageSize must be a non-negative number and pageToken one that a "
-        "previous list returned");
+    return InvalidArgumentError("pageSize must be a non-negative number");
   }
+  if (auto it = call.query.find("pageToken"); it != call.query.end()) out.token = it->second;
+  return {};
+}
+
+namespace {
+
+// The number after `prefix` in a page token ("seq-42"), 0 for none.
+ApiError TokenNumber(const std::string& token, const std::string& prefix, int64_t& n) {
+  n = 0;
+  if (token.empty()) return {};
+  try {
+    if (token.rfind(prefix, 0) != 0) throw std::invalid_argument("token");
+    size_t used = 0;
+    n = std::stoll(token.substr(prefix.size()), &used);
+    if (n < 0 || used != token.size() - prefix.size()) throw std::invalid_argument("token");
+  } catch (const std::exception&) {
+    return InvalidArgumentError("pageToken must be one that a previous list returned");
+  }
+  return {};
+}
+
+}  // namespace
+
+ApiError ListPage(std::vector<json> items, const Call& call, json& out) {
+  Paging paging;
+  CLOUD_TRY(ReadPaging(call, paging));
+  int64_t first = 0;
+  CLOUD_TRY(TokenNumber(paging.token, "item-", first));
+  out = {{call.collection, json::array()}};
+  const int64_t n = static_cast<int64_t>(items.size());
+  for (int64_t i = first; i < n && i < first + paging.size; ++i) {
+    out[call.collection].push_back(std::move(items[i]));
+  }
+  if (first + paging.size < n) out["nextPageToken"] = "item-" + std::to_string(first + paging.size);
+  return {};
+}
+
+ApiError ListResources(Context& ctx, const Call& call, json& out) {
+  Paging paging;
+  CLOUD_TRY(ReadPaging(call, paging));
+  int64_t after = 0;
+  CLOUD_TRY(TokenNumber(paging.token, "seq-", after));
+  const int64_t page_size = paging.size;
   auto docs = ctx.store.List(kKinds.at(call.collection), call.parent, after, page_size + 1);
   if (!docs.ok()) return InternalError(docs.status());
   out = {{call.collection, json::array()}};
@@ -125,9 +163,9 @@ ApiError Service::Impl::Locations(const ApiRequest& r, const std::vector<std::st
                                   json& out) const {
   if (r.method != "GET") return UrlNotFound(r.path);
   if (segs.size() == 3) {
-    out = {{"locations", json::array()}};
-    for (const Zone& z : world.zones) out["locations"].push_back(Location(segs[1], z));
-    return {};
+    std::vector<json> zones;
+    for (const Zone& z : world.zones) zones.push_back(Location(segs[1], z));
+    return ListPage(std::move(zones), Call{.collection = "locations", .query = r.query}, out);
   }
   const Zone* z = world.FindZone(segs[3]);
   if (z == nullptr) return NotFoundError("Location '" + segs[3] + "' was not found");
@@ -228,12 +266,17 @@ ApiResponse Service::Handle(const ApiRequest& request) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   json out;
   ApiError e;
-  const std::vector<std::string> segs = request.path.rfind("/v2/", 0) == 0
+  // Locations are also served under /v1/, where Google's clients' location
+  // mixin asks for them.
+  const bool v1 = request.path.rfind("/v1/", 0) == 0;
+  const std::vector<std::string> segs = request.path.rfind("/v2/", 0) == 0 || v1
                                             ? Split(request.path.substr(4), '/')
                                             : std::vector<std::string>();
   if ((segs.size() == 3 || segs.size() == 4) && segs[0] == "projects" && SafeSegment(segs[1]) &&
       segs[2] == "locations") {
     e = impl_->Locations(request, segs, out);
+  } else if (v1) {
+    e = UrlNotFound(request.path);
   } else {
     Call call;
     Handler handler = nullptr;

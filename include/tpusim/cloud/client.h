@@ -24,8 +24,14 @@ struct ClientOptions {
   double wait_seconds = 1800;  // at most, real, for an operation to finish
 };
 
-// A connection to the API. Errors the API returns become Statuses whose
-// message starts with the error's status name ("NOT_FOUND: ...").
+// An error the API returned ("NOT_FOUND", its message) as a Status whose
+// message starts with the status name. A refused call is bad input (exit 2:
+// kNotFound, kResourceExhausted, kInvalidArgument for the rest); the
+// service's own failures (INTERNAL, UNAVAILABLE, UNKNOWN) are kInternal.
+Status ApiStatus(const std::string& status, const std::string& message);
+
+// A connection to the API. Errors the API returns, and those of the
+// operations Wait polls, are ApiStatus's; an unreachable API is kInternal.
 class Client {
  public:
   explicit Client(ClientOptions options);

@@ -63,12 +63,18 @@ class Server {
 // given (for port 0).
 struct ServeConfig {
   std::string db = "tpusim-cloud.sqlite";
-  std::string capacity_file;  // the world (cloud/world.h)
+  std::string capacity_file;  // the world (cloud/world.h); empty: BuiltinWorldToml()
   std::string tokens_file;    // empty: DefaultTokenFile(), created if missing
   std::string port_file;
   ServerOptions server;
 };
 Status Serve(const ServeConfig& config, std::FILE* log);
+
+// The world served without a capacity file (worlds/default.toml, built in).
+std::string_view BuiltinWorldToml();
+// The API's discovery document (src/cloud/tpu_v2_discovery.json, built in),
+// which the server gives Google's discovery-based clients.
+std::string_view DiscoveryDocument();
 
 }  // namespace tpusim::cloud
 
