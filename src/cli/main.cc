@@ -98,8 +98,8 @@ const CLI::Validator kNotEmpty(
     [](std::string& value) -> std::string { return value.empty() ? "must not be empty" : ""; },
     "");
 
-// "tpusim plan --help": the help of the deepest subcommand parsed so far.
-// The innermost command parsed ("tpusim cloud tpus") and its App.
+// The innermost command parsed ("tpusim cloud tpus") and its App: where a
+// parse error's help is.
 std::pair<std::string, const CLI::App*> InnermostCommand(const CLI::App& app) {
   std::string command = "tpusim";
   const CLI::App* at = &app;

@@ -1,5 +1,6 @@
 #include "tpusim/cloud/service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <regex>
@@ -117,10 +118,10 @@ ApiError ListPage(std::vector<json> items, const Call& call, json& out) {
   CLOUD_TRY(TokenNumber(paging.token, "item-", first));
   out = {{call.collection, json::array()}};
   const int64_t n = static_cast<int64_t>(items.size());
-  for (int64_t i = first; i < n && i < first + paging.size; ++i) {
-    out[call.collection].push_back(std::move(items[i]));
-  }
-  if (first + paging.size < n) out["nextPageToken"] = "item-" + std::to_string(first + paging.size);
+  first = std::min(first, n);
+  const int64_t end = std::min(n, first + paging.size);  // no overflow: first <= n
+  for (int64_t i = first; i < end; ++i) out[call.collection].push_back(std::move(items[i]));
+  if (end < n) out["nextPageToken"] = "item-" + std::to_string(end);
   return {};
 }
 
