@@ -65,6 +65,11 @@ bootstrap() {
     [[ -z $security ]] || echo "deb $security bookworm-security main"
   } >"$root/etc/apt/sources.list"
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # The CAs this machine trusts, for npm to reach its registry through this
+  # machine's network (which may re-sign TLS); like the mirror, a property of
+  # the network, not of the project. Node reads it as NODE_EXTRA_CA_CERTS.
+  mkdir -p "$root/etc/ssl"
+  cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/host-ca.crt"
 }
 
 copy_checkout() {
@@ -85,6 +90,7 @@ mount_pseudo_filesystems() {
 # environment as a new user's login shell would have.
 in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/host-ca.crt \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c "cd /work/main && $1"
 }
