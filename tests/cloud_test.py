@@ -259,6 +259,16 @@ def test_client_forms(s, tpusim, work):
                   page["nextPageToken"])[1]["acceleratorTypes"]
     if rest[0]["name"] == page["acceleratorTypes"][0]["name"] or len(rest) < 2:
         fail("acceleratorTypes' second page: %r" % rest)
+    # The rest of the discovery document's methods: longrunning's cancel
+    # (refused, as the spec allows) and delete, and the service identity.
+    status, body = s.call("POST", "/v2/" + op["name"] + ":cancel", {})
+    if status != 501 or body["error"]["status"] != "UNIMPLEMENTED":
+        fail("operations cancel: %d %r" % (status, body))
+    if s.call("DELETE", "/v2/" + op["name"])[0] != 200 or s.call("GET", "/v2/" + op["name"])[0] != 404:
+        fail("operations delete")
+    status, ident = s.call("POST", "/v2/projects/p/locations/us-central2-b:generateServiceIdentity", {})
+    if status != 200 or not ident["identity"]["email"].endswith(".iam.gserviceaccount.com"):
+        fail("generateServiceIdentity: %d %r" % (status, ident))
     status, locations = s.call("GET", "/v1/projects/p/locations")
     if status != 200 or len(locations["locations"]) != 2:
         fail("/v1 locations: %d %r" % (status, locations))

@@ -37,6 +37,9 @@ ApiError ListPage(std::vector<json> items, const Call& call, json& out);
 // with pageSize and pageToken.
 ApiError GetResource(Context&, const Call&, json&);
 ApiError ListResources(Context&, const Call&, json&);
+// google.longrunning's delete (forgets a record) and cancel (refused).
+ApiError DeleteOperation(Context&, const Call&, json&);
+ApiError CancelOperation(Context&, const Call&, json&);
 
 ApiError CreateNode(Context&, const Call&, json&);
 ApiError DeleteNode(Context&, const Call&, json&);

@@ -34,6 +34,8 @@ const std::map<std::string, Handler>& Routes() {
       {"POST queuedResources/*:reset", ResetQueuedResource},
       {"GET operations", ListResources},
       {"GET operations/*", GetResource},
+      {"DELETE operations/*", DeleteOperation},
+      {"POST operations/*:cancel", CancelOperation},
       {"GET acceleratorTypes", ListAcceleratorTypes},
       {"GET acceleratorTypes/*", GetAcceleratorType},
       {"GET runtimeVersions", ListRuntimeVersions},
@@ -143,6 +145,25 @@ ApiError ListResources(Context& ctx, const Call& call, json& out) {
   return {};
 }
 
+ApiError DeleteOperation(Context& ctx, const Call& call, json& out) {
+  std::optional<json> op;
+  CLOUD_TRY(ctx.Load(call.name, op));
+  if (!op) return NotFoundError("Resource '" + call.name + "' was not found");
+  CLOUD_TRY(ctx.Remove(call.name));
+  out = json::object();
+  return {};
+}
+
+// google.longrunning lets a service refuse cancellation: the changes here
+// run to their end, as a node's create does on Cloud TPU.
+ApiError CancelOperation(Context& ctx, const Call& call, json& out) {
+  std::optional<json> op;
+  CLOUD_TRY(ctx.Load(call.name, op));
+  if (!op) return NotFoundError("Resource '" + call.name + "' was not found");
+  (void)out;
+  return {501, "UNIMPLEMENTED", "operations cannot be cancelled: " + call.name};
+}
+
 struct Service::Impl {
   std::unique_ptr<Store> store;
   WorldConfig world;
@@ -162,6 +183,16 @@ struct Service::Impl {
 
 ApiError Service::Impl::Locations(const ApiRequest& r, const std::vector<std::string>& segs,
                                   json& out) const {
+  if (segs.size() == 4 && r.method == "POST" && segs[3].ends_with(":generateServiceIdentity")) {
+    const std::string zone = segs[3].substr(0, segs[3].find(':'));
+    if (world.FindZone(zone) == nullptr) return NotFoundError("Location '" + zone + "' was not found");
+    // The project's Cloud TPU service agent, named as Google names it.
+    const std::string number = std::to_string(std::hash<std::string>{}(segs[1]) % 1000000000000);
+    out = {{"identity",
+            {{"email", "service-" + number + "@gcp-sa-tpu.iam.gserviceaccount.com"},
+             {"uid", number}}}};
+    return {};
+  }
   if (r.method != "GET") return UrlNotFound(r.path);
   if (segs.size() == 3) {
     std::vector<json> zones;
