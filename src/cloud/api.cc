@@ -20,15 +20,30 @@ ApiError FailedPreconditionError(std::string m) {
 }
 ApiError InternalError(const Status& st) { return {500, "INTERNAL", st.message()}; }
 
-int RpcCode(const std::string& status) {
+namespace {
+
+const std::map<std::string, int>& RpcCodes() {
   static const std::map<std::string, int> codes = {
       {"CANCELLED", 1},          {"INVALID_ARGUMENT", 3},    {"DEADLINE_EXCEEDED", 4},
       {"NOT_FOUND", 5},          {"ALREADY_EXISTS", 6},      {"PERMISSION_DENIED", 7},
       {"RESOURCE_EXHAUSTED", 8}, {"FAILED_PRECONDITION", 9}, {"ABORTED", 10},
       {"UNIMPLEMENTED", 12},     {"INTERNAL", 13},           {"UNAVAILABLE", 14},
       {"UNAUTHENTICATED", 16}};
-  auto it = codes.find(status);
-  return it == codes.end() ? 2 : it->second;
+  return codes;
+}
+
+}  // namespace
+
+int RpcCode(const std::string& status) {
+  auto it = RpcCodes().find(status);
+  return it == RpcCodes().end() ? 2 : it->second;
+}
+
+std::string RpcStatusName(int code) {
+  for (const auto& [name, number] : RpcCodes()) {
+    if (number == code) return name;
+  }
+  return "UNKNOWN";
 }
 
 json ErrorBody(const ApiError& e) {

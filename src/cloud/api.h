@@ -35,6 +35,8 @@ ApiError FailedPreconditionError(std::string message);
 ApiError InternalError(const Status& st);
 // google.rpc.Code's number for a canonical code name (operation errors).
 int RpcCode(const std::string& status);
+// The canonical code name of a google.rpc.Code number; UNKNOWN for others.
+std::string RpcStatusName(int code);
 json ErrorBody(const ApiError& e);
 // JSON text of `value`; invalid UTF-8 from request text (a path in an error
 // message) becomes U+FFFD rather than an exception.

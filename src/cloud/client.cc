@@ -3,8 +3,9 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <map>
 #include <thread>
+
+#include "cloud/api.h"
 
 namespace tpusim::cloud {
 
@@ -85,12 +86,7 @@ StatusOr<json> Client::Wait(const json& operation) {
     TPUSIM_ASSIGN_OR_RETURN(op, Call("GET", "/v2/" + op["name"].get<std::string>()));
   }
   if (op.contains("error")) {
-    static const std::map<int, std::string> kNames = {
-        {3, "INVALID_ARGUMENT"}, {5, "NOT_FOUND"},           {6, "ALREADY_EXISTS"},
-        {8, "RESOURCE_EXHAUSTED"}, {9, "FAILED_PRECONDITION"}, {13, "INTERNAL"}};
-    const auto name = kNames.find(op["error"].value("code", 2));
-    return ApiStatus(name == kNames.end() ? "UNKNOWN" : name->second,
-                     op["error"].value("message", ""));
+    return ApiStatus(RpcStatusName(op["error"].value("code", 2)), op["error"].value("message", ""));
   }
   return op.value("response", json::object());
 }
