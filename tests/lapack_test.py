@@ -265,21 +265,26 @@ def test_gtsv(t):
 def test_trsm(t):
     m, n = 4, 3
     b = rand((m, n), t, 13)
-    target = f"blas_{LETTER[t]}trsm_ffi"
-    for side in "LR":
-        k = m if side == "L" else n
-        a = rand((k, k), t, 14) + 4 * np.eye(k, dtype=t)
-        for trans in "NTC":
-            for uplo in "LU":
-                r = run(f"{target}{side}{trans}{uplo}", program(
-                    target, [((k, k), t, True), ((m, n), t, True), ((), t, False)],
-                    [((m, n), t, True)],
-                    {"side": u8(side), "uplo": u8(uplo), "trans_x": u8(trans), "diag": u8("N")},
-                    aliases=((0, 1),)), [a, b, np.array(2, dtype=t)])
-                x = getattr(blas, LETTER[t] + "trsm")(
-                    2, a, b, side=int(side == "R"), lower=int(uplo == "L"),
-                    trans_a="NTC".index(trans), diag=0)
-                check(f"{target} side {side} trans {trans} uplo {uplo}", r[0], x, t)
+    # jaxlib's first FFI form (a, b, alpha) and jax 0.5.3's (a, b), alpha 1.
+    for target, alpha in ((f"blas_{LETTER[t]}trsm_ffi", 2), (f"lapack_{LETTER[t]}trsm_ffi", None)):
+        for side in "LR":
+            k = m if side == "L" else n
+            a = rand((k, k), t, 14) + 4 * np.eye(k, dtype=t)
+            for trans in "NTC":
+                for uplo in "LU":
+                    operands = [((k, k), t, True), ((m, n), t, True)]
+                    inputs = [a, b]
+                    if alpha is not None:
+                        operands.append(((), t, False))
+                        inputs.append(np.array(alpha, dtype=t))
+                    r = run(f"{target}{side}{trans}{uplo}", program(
+                        target, operands, [((m, n), t, True)],
+                        {"side": u8(side), "uplo": u8(uplo), "trans_x": u8(trans),
+                         "diag": u8("N")}, aliases=((0, 1),)), inputs)
+                    x = getattr(blas, LETTER[t] + "trsm")(
+                        alpha or 1, a, b, side=int(side == "R"), lower=int(uplo == "L"),
+                        trans_a="NTC".index(trans), diag=0)
+                    check(f"{target} side {side} trans {trans} uplo {uplo}", r[0], x, t)
 
 
 def test_geev(t):

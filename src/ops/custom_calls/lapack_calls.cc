@@ -129,7 +129,8 @@ struct Family {
   std::string prefix = "lapack_";
   std::string real, complex;
   int operands = 1;
-  int matrix = 0;  // the operand holding the matrices
+  int trailing_optional = 0;  // operands after `operands` a call may leave out
+  int matrix = 0;             // the operand holding the matrices
   SignatureFn signature;
   // Fills `out` (allocated, zeroed) from `in` for the element type.
   std::function<Status(ElementType, const ir::Operation&, std::span<const Tensor>,
@@ -140,7 +141,16 @@ struct Family {
 
 VerifyFn MakeVerify(const Family& f, ElementType e) {
   return [f, e](const ir::Operation& op) -> Status {
-    TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, f.operands, f.matrix));
+    const int most = f.operands + f.trailing_optional;
+    if (op.num_operands() > f.operands && op.num_operands() <= most) {
+      TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, op.num_operands(), f.matrix));
+    } else if (f.trailing_optional > 0 && op.num_operands() != f.operands) {
+      return InvalidArgument("takes " + std::to_string(f.operands) + " to " +
+                             std::to_string(most) + " operands, got " +
+                             std::to_string(op.num_operands()));
+    } else {
+      TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, f.operands, f.matrix));
+    }
     if (op.operand(0).type().element() != e) {
       return InvalidArgument("operates on " + std::string(ir::ElementTypeName(e)) +
                              " arrays, got " + op.operand(0).type().ToString());
@@ -672,8 +682,9 @@ StatusOr<Signature> TrsmSignature(const ir::Operation& op) {
   if (b.rank() < 2) return InvalidArgument("operand 1 must be a (batch of) matrices");
   const Batch bb = la::SplitBatch(b.shape());
   const int64_t k = side == 'L' ? bb.rows : bb.cols;
-  return Signature{
-      {TensorOf(b.element(), Reshape(b.shape(), 2, {k, k})), b, TensorOf(b.element(), {})}, {b}};
+  std::vector<ir::Type> operands{TensorOf(b.element(), Reshape(b.shape(), 2, {k, k})), b};
+  if (op.num_operands() == 3) operands.push_back(TensorOf(b.element(), {}));
+  return Signature{operands, {b}};
 }
 
 // Triangular solve: k^2 flops per right-hand side column (row for side R),
@@ -700,7 +711,7 @@ Status EvalTrsm(ElementType e, const ir::Operation& op, std::span<const Tensor> 
     const int64_t k = side == 'L' ? b.rows : b.cols;
     CopyInto(in[1], out[0]);
     for (int64_t i = 0; i < b.batch; ++i) {
-      la::Trsm<T>(side, uplo, trans, diag, b.rows, b.cols, in[2].data<T>()[0],
+      la::Trsm<T>(side, uplo, trans, diag, b.rows, b.cols, in.size() == 3 ? in[2].data<T>()[0] : T(1),
                   in[0].data<T>() + i * k * k, la::Data<T>(out[0]) + i * b.rows * b.cols);
     }
     return Status::Ok();
@@ -708,13 +719,15 @@ Status EvalTrsm(ElementType e, const ir::Operation& op, std::span<const Tensor> 
 }
 
 // jaxlib named the handler blas_<t>trsm_ffi first and lapack_<t>trsm_ffi
-// later; exports carry either.
+// later; exports carry either. Its third operand, alpha, went in jax 0.5.3
+// (X = B / op(A) since): exports carry (a, b) or (a, b, alpha).
 [[maybe_unused]] const bool kTrsm = [] {
   for (const char* prefix : {"blas_", "lapack_"}) {
     RegisterFamily({.prefix = prefix,
                     .real = "trsm",
                     .complex = "trsm",
-                    .operands = 3,
+                    .operands = 2,
+                    .trailing_optional = 1,
                     .matrix = 1,
                     .signature = TrsmSignature,
                     .eval = EvalTrsm,

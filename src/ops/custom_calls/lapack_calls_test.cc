@@ -327,17 +327,21 @@ TYPED_TEST(LapackCallsTest, TrsmSolvesTriangularSystems) {
               "mhlo.backend_config = {diag = 78 : ui8, side = " + std::to_string(int(side)) +
               " : ui8, trans_x = " + std::to_string(int(trans)) +
               " : ui8, uplo = " + std::to_string(int(uplo)) + " : ui8}";
+          // The older (a, b, alpha) form with alpha 2, and jax 0.5.3's (a, b).
           for (const char* prefix : {"blas_", "lapack_"}) {
-            auto r = RunCall(std::string(prefix) + kLetter<T> + "trsm_ffi", attrs,
-                             {ToTensor(a), ToTensor(b), Make<T>(this->Of({}), {T(2)})},
-                             {this->Of({m, n})});
-            ASSERT_EQ(r.size(), 1u);
-            Mat<T> x = ToMat<T>(r[0], m, n);
-            Mat<T> two_b = b;
-            for (T& v : two_b.v) v *= T(2);
-            ExpectClose(side == 'L' ? op * x : x * op, two_b, op.Norm() * x.Norm(),
-                        std::string("op(A) X = alpha B, side ") + side + " uplo " + uplo +
-                            " trans " + trans);
+            for (bool alpha : {true, false}) {
+              std::vector<Tensor> in{ToTensor(a), ToTensor(b)};
+              if (alpha) in.push_back(Make<T>(this->Of({}), {T(2)}));
+              auto r = RunCall(std::string(prefix) + kLetter<T> + "trsm_ffi", attrs, in,
+                               {this->Of({m, n})});
+              ASSERT_EQ(r.size(), 1u);
+              Mat<T> x = ToMat<T>(r[0], m, n);
+              Mat<T> alpha_b = b;
+              for (T& v : alpha_b.v) v *= T(alpha ? 2 : 1);
+              ExpectClose(side == 'L' ? op * x : x * op, alpha_b, op.Norm() * x.Norm(),
+                          std::string("op(A) X = alpha B, side ") + side + " uplo " + uplo +
+                              " trans " + trans + (alpha ? ", alpha 2" : ", no alpha"));
+            }
           }
         }
       }
@@ -428,6 +432,14 @@ TEST(LapackCallsErrorsTest, WrongOperandsAndAttributesNameTheTarget) {
   s = VerifyMlir(ints);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("complex<f64>"), std::string::npos) << s.ToString();
+
+  const std::string one_operand =
+      CallProgram("lapack_strsm_ffi", "", {TypeOf(ElementType::kF32, {2, 2})},
+                  {TypeOf(ElementType::kF32, {2, 2})});
+  s = VerifyMlir(one_operand);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("takes 2 to 3 operands, got 1"), std::string::npos)
+      << s.ToString();
 }
 
 // XLA's HLO text keeps a typed FFI call's attributes as a backend_config
