@@ -52,6 +52,26 @@ flat="(x.reshape(-1) + np.arange(x.size))[: x.size // 2]"
 run_case reshape6 reshape x6x4.npy "$flat"
 run_case reshape10 reshape x10x4.npy "$flat"
 
+# Sizes from b in custom calls: cumsum through a b-row window, top k and
+# approx top k with k = b // 2, random bits of shape (b, 4).
+for x in x6x4.npy x10x4.npy; do
+  name=sort_scan_${x%.npy}
+  "$tpusim" run "$examples/sort_scan.mlir" --input "$x" --numerics reference --output-dir "$name" \
+    >"$name.txt" 2>&1 || { fail "$name: $(tail -n 1 "$name.txt")"; continue; }
+  $py - "$name" "$x" <<'PY' || fail "$name: values differ from numpy"
+import sys
+import numpy as np
+out, x = sys.argv[1], np.load(sys.argv[2])
+r = [np.load(f"{out}/result{i}.npy") for i in range(5)]
+k = x.shape[0] // 2
+order = np.argsort(-x.T, axis=1, kind="stable")[:, :k]
+assert np.allclose(r[0], np.cumsum(x.astype(np.float64), axis=0), rtol=1e-5, atol=1e-5)
+assert np.array_equal(r[1], np.take_along_axis(x.T, order, 1)) and np.array_equal(r[2], order)
+assert np.array_equal(r[3], r[1]), "approx top k: the exact answer"
+assert r[4].shape == x.shape and r[4].dtype == np.uint32 and len(np.unique(r[4])) > x.size // 2
+PY
+done
+
 # The refined program is static: the dump's first program has no '?'.
 "$tpusim" run "$examples/mlp.mlir" --input x3x4.npy --input w1.npy --input b1.npy \
   --input w2.npy --output-dir dumped --dump-dir dump >dump.txt 2>&1 ||

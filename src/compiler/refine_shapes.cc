@@ -231,8 +231,9 @@ class Refiner {
         removed_.push_back(std::move(op));
         continue;
       }
-      std::unique_ptr<ir::Operation> stat = StaticForm(*op);
-      if (stat) {
+      StatusOr<std::unique_ptr<ir::Operation>> static_form = StaticForm(*op);
+      if (!static_form.ok()) return static_form.status().WithLocation(op->loc().ToString());
+      if (std::unique_ptr<ir::Operation> stat = std::move(*static_form)) {
         for (int i = 0; i < op->num_results(); ++i)
           replaced_[op->result(i).impl()] = stat->result(i);
         removed_.push_back(std::move(op));
@@ -461,12 +462,20 @@ class Refiner {
 
   // The static op computing what `op` does, when its shape operands are
   // known; null otherwise.
-  std::unique_ptr<ir::Operation> StaticForm(const ir::Operation& op) {
+  StatusOr<std::unique_ptr<ir::Operation>> StaticForm(const ir::Operation& op) {
     const std::string& name = op.name_str();
-    if (!name.starts_with("stablehlo.dynamic_") && name != "stablehlo.real_dynamic_slice") {
-      return nullptr;
+    if (ops::NeedsStaticForm(op)) {
+      std::vector<const Tensor*> values;
+      for (ir::Value v : op.operands()) {
+        auto it = known_.find(v.impl());
+        values.push_back(it == known_.end() ? nullptr : &it->second);
+      }
+      return ops::StaticFormOfCall(op, values, module_);
     }
-    if (op.num_results() != 1 || !ir::IsStatic(op.result(0).type())) return nullptr;
+    if (!name.starts_with("stablehlo.dynamic_") && name != "stablehlo.real_dynamic_slice") {
+      return std::unique_ptr<ir::Operation>();
+    }
+    if (op.num_results() != 1 || !ir::IsStatic(op.result(0).type())) return std::unique_ptr<ir::Operation>();
     auto known = [&](int i) -> std::optional<std::vector<int64_t>> {
       if (i >= op.num_operands()) return std::nullopt;
       auto it = known_.find(op.operand(i).impl());
@@ -495,7 +504,7 @@ class Refiner {
       keep = {"iota_dimension"};
     } else if (name == "stablehlo.real_dynamic_slice") {
       auto start = known(1), limit = known(2), strides = known(3);
-      if (!start || !limit || !strides) return nullptr;
+      if (!start || !limit || !strides) return std::unique_ptr<ir::Operation>();
       static_name = "stablehlo.slice";
       operands = {op.operand(0)};
       attrs = {{"start_indices", Ints(*start)},
@@ -503,7 +512,7 @@ class Refiner {
                {"strides", Ints(*strides)}};
     } else if (name == "stablehlo.dynamic_pad") {
       auto low = known(2), high = known(3), interior = known(4);
-      if (!low || !high || !interior) return nullptr;
+      if (!low || !high || !interior) return std::unique_ptr<ir::Operation>();
       static_name = "stablehlo.pad";
       operands = {op.operand(0), op.operand(1)};
       attrs = {{"edge_padding_low", Ints(*low)},
@@ -511,13 +520,13 @@ class Refiner {
                {"interior_padding", Ints(*interior)}};
     } else if (name == "stablehlo.dynamic_gather") {
       auto sizes = known(2);
-      if (!sizes) return nullptr;
+      if (!sizes) return std::unique_ptr<ir::Operation>();
       static_name = "stablehlo.gather";
       operands = {op.operand(0), op.operand(1)};
       keep = {"dimension_numbers", "indices_are_sorted"};
       attrs = {{"slice_sizes", Ints(*sizes)}};
     } else {
-      return nullptr;  // dynamic_slice and dynamic_update_slice are static forms already
+      return std::unique_ptr<ir::Operation>();  // dynamic_slice and dynamic_update_slice are static forms already
     }
     auto stat = std::make_unique<ir::Operation>(ir::OpName(static_name), op.loc());
     stat->SetOperands(std::move(operands));
@@ -584,7 +593,8 @@ bool HasDynamicShapes(const ir::Module& module) {
     }
     bool dynamic = false;
     ir::Walk(f->body(), [&](ir::Operation& op) {
-      dynamic = dynamic || ir::HasDynamicTypes(op) || IsShapeAssertion(op);
+      dynamic = dynamic || ir::HasDynamicTypes(op) || IsShapeAssertion(op) ||
+                ops::NeedsStaticForm(op);
     });
     if (dynamic) return true;
   }

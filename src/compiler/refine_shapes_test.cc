@@ -115,6 +115,106 @@ TEST(RefineShapesTest, ConvolutionsTakeTheirBatch) {
     })"));
 }
 
+// jax.export's dynamic custom calls (a cumsum over a symbolic dimension, top
+// k and approx top k with k = b, random bits of shape b x 4) become the
+// static ops once b is known, as StableHLO's canonicalize-dynamism makes them.
+TEST(RefineShapesTest, DynamicCustomCallsBecomeTheirStaticOps) {
+  EXPECT_EQ(Refined(R"(
+    func.func private @reducer(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+      %0 = stablehlo.add %a, %b : tensor<f32>
+      return %0 : tensor<f32>
+    }
+    func.func private @cmp(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {
+      %0 = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      return %0 : tensor<i1>
+    }
+    func.func @main(%x: tensor<?x4xf32>, %s: tensor<2xui64>) -> (tensor<?x4xf32>, tensor<4x?xf32>, tensor<?x?xi32>, tensor<?x4xui32>) {
+      %b = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+      %b1 = stablehlo.reshape %b : (tensor<i32>) -> tensor<1xi32>
+      %one = stablehlo.constant dense<1> : tensor<1xi32>
+      %ones = stablehlo.constant dense<1> : tensor<2xi32>
+      %dims = stablehlo.concatenate %b1, %one, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+      %bm1 = stablehlo.subtract %b1, %one : tensor<1xi32>
+      %z1 = stablehlo.constant dense<0> : tensor<3xi32>
+      %pad0 = stablehlo.concatenate %bm1, %z1, dim = 0 : (tensor<1xi32>, tensor<3xi32>) -> tensor<4xi32>
+      %pad = stablehlo.reshape %pad0 : (tensor<4xi32>) -> tensor<2x2xi32>
+      %zero = stablehlo.constant dense<0.0> : tensor<f32>
+      %0 = stablehlo.custom_call @stablehlo.dynamic_reduce_window(%x, %zero, %dims, %ones, %ones, %ones, %pad) {api_version = 2 : i32, called_computations = [@reducer]} : (tensor<?x4xf32>, tensor<f32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2x2xi32>) -> tensor<?x4xf32>
+      %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<?x4xf32>) -> tensor<4x?xf32>
+      %1:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%t, %b) {api_version = 2 : i32} : (tensor<4x?xf32>, tensor<i32>) -> (tensor<4x?xf32>, tensor<4x?xi32>)
+      %iota = stablehlo.iota dim = 0 : tensor<4xi32>
+      %four = stablehlo.constant dense<4> : tensor<1xi32>
+      %rshape = stablehlo.concatenate %b1, %four, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+      %iotas = stablehlo.dynamic_broadcast_in_dim %iota, %rshape, dims = [1] : (tensor<4xi32>, tensor<2xi32>) -> tensor<?x4xi32>
+      %m = stablehlo.constant dense<-1> : tensor<i32>
+      %inf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+      %shape = stablehlo.concatenate %b1, %one, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+      %2:2 = stablehlo.custom_call @stablehlo.dynamic_approx_top_k(%x, %iotas, %inf, %m, %b, %shape, %shape) {called_computations = [@cmp], indices_of_shape_operands = dense<[5, 6]> : tensor<2xi64>, mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.949999988 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64}} : (tensor<?x4xf32>, tensor<?x4xi32>, tensor<f32>, tensor<i32>, tensor<i32>, tensor<2xi32>, tensor<2xi32>) -> (tensor<?x?xf32>, tensor<?x?xi32>)
+      %3:2 = stablehlo.custom_call @stablehlo.dynamic_rng_bit_generator(%s, %rshape) {api_version = 2 : i32, rng_algorithm = #stablehlo<rng_algorithm DEFAULT>} : (tensor<2xui64>, tensor<2xi32>) -> (tensor<2xui64>, tensor<?x4xui32>)
+      return %0, %1#0, %2#1, %3#1 : tensor<?x4xf32>, tensor<4x?xf32>, tensor<?x?xi32>, tensor<?x4xui32>
+    })",
+                    {F32({3, 4}), ir::Type::Tensor(ir::ElementType::kUI64, {2})}),
+            Printed(R"(
+    func.func private @reducer(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+      %0 = stablehlo.add %a, %b : tensor<f32>
+      return %0 : tensor<f32>
+    }
+    func.func private @cmp(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {
+      %0 = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      return %0 : tensor<i1>
+    }
+    func.func @main(%x: tensor<3x4xf32>, %s: tensor<2xui64>) -> (tensor<3x4xf32>, tensor<4x3xf32>, tensor<3x3xi32>, tensor<3x4xui32>) {
+      %zero = stablehlo.constant dense<0.0> : tensor<f32>
+      %0 = "stablehlo.reduce_window"(%x, %zero) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %r = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %r : tensor<f32>
+      }) {base_dilations = array<i64: 1, 1>, padding = dense<[[2, 0], [0, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 3, 1>, window_strides = array<i64: 1, 1>} : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+      %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+      %1:2 = "chlo.top_k"(%t) {k = 3 : i64} : (tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>)
+      %iota = stablehlo.iota dim = 0 : tensor<4xi32>
+      %iotas = stablehlo.broadcast_in_dim %iota, dims = [1] : (tensor<4xi32>) -> tensor<3x4xi32>
+      %m = stablehlo.constant dense<-1> : tensor<i32>
+      %inf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+      %2:2 = stablehlo.custom_call @ApproxTopK(%x, %iotas, %inf, %m) {called_computations = [@cmp], mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.949999988 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64, top_k = 3 : i64}} : (tensor<3x4xf32>, tensor<3x4xi32>, tensor<f32>, tensor<i32>) -> (tensor<3x3xf32>, tensor<3x3xi32>)
+      %3:2 = stablehlo.rng_bit_generator %s, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3x4xui32>)
+      return %0, %1#0, %2#1, %3#1 : tensor<3x4xf32>, tensor<4x3xf32>, tensor<3x3xi32>, tensor<3x4xui32>
+    })"));
+}
+
+// Any call sized by its shape operands (a LAPACK call with a symbolic batch)
+// loses them once its results are static.
+TEST(RefineShapesTest, ShapeOperandsOfCustomCallsSizeTheirResults) {
+  EXPECT_EQ(Refined(R"(
+    func.func @main(%x: tensor<?x3x3xf32>) -> tensor<?x3x3xf32> {
+      %b = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x3x3xf32>) -> tensor<i32>
+      %b1 = stablehlo.reshape %b : (tensor<i32>) -> tensor<1xi32>
+      %n = stablehlo.constant dense<3> : tensor<2xi32>
+      %s0 = stablehlo.concatenate %b1, %n, dim = 0 : (tensor<1xi32>, tensor<2xi32>) -> tensor<3xi32>
+      %s1 = stablehlo.concatenate %b1, dim = 0 : (tensor<1xi32>) -> tensor<1xi32>
+      %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%x, %s0, %s1) {indices_of_shape_operands = dense<[1, 2]> : tensor<2xi64>, mhlo.backend_config = {uplo = 76 : ui8}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>]} : (tensor<?x3x3xf32>, tensor<3xi32>, tensor<1xi32>) -> (tensor<?x3x3xf32>, tensor<?xi32>)
+      return %0#0 : tensor<?x3x3xf32>
+    })",
+                    {F32({5, 3, 3})}),
+            Printed(R"(
+    func.func @main(%x: tensor<5x3x3xf32>) -> tensor<5x3x3xf32> {
+      %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%x) {mhlo.backend_config = {uplo = 76 : ui8}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>]} : (tensor<5x3x3xf32>) -> (tensor<5x3x3xf32>, tensor<5xi32>)
+      return %0#0 : tensor<5x3x3xf32>
+    })"));
+}
+
+// A window computed from the argument's values cannot be known in advance.
+TEST(RefineShapesTest, DynamicCallsNeedTheirSizesBeforeTheProgramRuns) {
+  EXPECT_NE(RefineError(R"(
+    func.func @main(%x: tensor<?xf32>, %k: tensor<i32>) -> tensor<?xf32> {
+      %0:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%x, %k) : (tensor<?xf32>, tensor<i32>) -> (tensor<?xf32>, tensor<?xi32>)
+      return %0#0 : tensor<?xf32>
+    })",
+                        {F32({6}), ir::Type::Tensor(ir::ElementType::kSI32, {})})
+                .find("k depends on values not known before the program runs"),
+            std::string::npos);
+}
+
 // The shape operands, computed from get_dimension_size, are known: the
 // dynamic ops become their static forms and dce drops the computation.
 TEST(RefineShapesTest, DynamicOpsBecomeStatic) {

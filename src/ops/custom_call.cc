@@ -14,6 +14,7 @@
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ir/dynamic.h"
+#include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/op_def.h"
 
 namespace tpusim::ops {
@@ -62,17 +63,58 @@ Work CustomCallWork(const ir::Operation& op) {
   return ReadsAndWrites(op);
 }
 
-// A target's result types are declared; a dynamic one is taken to be the
-// type of the operand in its place when that has the same rank and element
-// type and agrees with its static dimensions (the identity-like calls jax
-// wraps values in: sharding markers, layout hints).
+// The operands that give the shapes of dynamic results
+// (indices_of_shape_operands, one per result, as jax adds them); empty when
+// the call has none.
+std::vector<int64_t> ShapeOperands(const ir::Operation& op) {
+  ir::Attribute a = op.attr("indices_of_shape_operands");
+  return a ? a.AsInts() : std::vector<int64_t>{};
+}
+
+// The shape operand `i` holds, when known and a valid shape.
+std::optional<ir::Shape> KnownShape(const ir::Operation& op, std::span<const Tensor* const> values,
+                                    int64_t i) {
+  if (i < 0 || i >= op.num_operands() || static_cast<size_t>(i) >= values.size() ||
+      values[i] == nullptr) {
+    return std::nullopt;
+  }
+  const Tensor& t = *values[i];
+  if (t.rank() != 1 || !ir::IsInteger(t.element())) return std::nullopt;
+  ir::Shape shape;
+  for (int64_t k = 0; k < t.num_elements(); ++k) {
+    shape.push_back(
+        numerics::LoadAsInt64(t.element(), t.raw() + k * ir::StorageBytes(t.element())));
+    if (shape.back() < 0) return std::nullopt;
+  }
+  return shape;
+}
+
+// A target's result types: its own rule when it has one; else the declared
+// types, where a dynamic one is sized by its shape operand
+// (indices_of_shape_operands) or else taken to be the type of the operand
+// in its place when that has the same rank and element type and agrees with
+// its static dimensions (the identity-like calls jax wraps values in:
+// sharding markers, layout hints).
 StatusOr<std::vector<ir::Type>> InferCustomCall(const ir::Operation& op,
-                                                std::span<const Tensor* const>) {
+                                                std::span<const Tensor* const> values) {
+  const CustomCallDef* def = CustomCallRegistry::Lookup(CallTarget(op));
+  if (def != nullptr && def->infer) return def->infer(op, values);
+  const std::vector<int64_t> shape_operands = ShapeOperands(op);
   std::vector<ir::Type> types;
   for (int i = 0; i < op.num_results(); ++i) {
     const ir::Type& declared = op.result(i).type();
     if (ir::IsStatic(declared)) {
       types.push_back(declared);
+      continue;
+    }
+    if (static_cast<size_t>(i) < shape_operands.size() && declared.is_tensor()) {
+      std::optional<ir::Shape> shape = KnownShape(op, values, shape_operands[i]);
+      if (!shape) {
+        return InvalidArgument("the shape of result " + std::to_string(i) + " (" +
+                               declared.ToString() + ") of custom_call @" + CallTarget(op) +
+                               " depends on values not known before the program runs");
+      }
+      types.push_back(ir::Type::Tensor(declared.element(), *shape));
       continue;
     }
     const ir::Type* in = i < op.num_operands() ? &op.operand(i).type() : nullptr;
@@ -89,6 +131,38 @@ StatusOr<std::vector<ir::Type>> InferCustomCall(const ir::Operation& op,
     types.push_back(ir::Type::Tensor(declared.element(), in->shape()));
   }
   return types;
+}
+
+// `call` without its shape operands, once its results are static.
+std::unique_ptr<ir::Operation> WithoutShapeOperands(const ir::Operation& call) {
+  const std::vector<int64_t> shape_operands = ShapeOperands(call);
+  if (shape_operands.empty()) return nullptr;
+  for (ir::Value r : call.results()) {
+    if (!ir::IsStatic(r.type())) return nullptr;
+  }
+  auto is_shape = [&](int i) {
+    return std::find(shape_operands.begin(), shape_operands.end(), i) != shape_operands.end();
+  };
+  auto out = std::make_unique<ir::Operation>(call.name(), call.loc());
+  std::vector<ir::Value> operands;
+  for (int i = 0; i < call.num_operands(); ++i) {
+    if (!is_shape(i)) operands.push_back(call.operand(i));
+  }
+  out->SetOperands(std::move(operands));
+  for (const auto& [key, value] : call.attrs().entries()) {
+    if (key == "indices_of_shape_operands") continue;
+    if (key == "operand_layouts" && value.kind() == ir::Attribute::Kind::kArray) {
+      std::vector<ir::Attribute> kept;
+      for (size_t i = 0; i < value.array().size(); ++i) {
+        if (!is_shape(static_cast<int>(i))) kept.push_back(value.array()[i]);
+      }
+      out->attrs().Set(key, ir::Attribute::Array(std::move(kept)));
+      continue;
+    }
+    out->attrs().Set(key, value);
+  }
+  for (ir::Value r : call.results()) out->AddResult(r.type(), r.name());
+  return out;
 }
 
 // The rule the call declares, else its target's own.
@@ -131,6 +205,20 @@ std::vector<std::string> CustomCallRegistry::Targets() {
   std::vector<std::string> out;
   for (const auto& [target, def] : GetTable().by_target) out.push_back(target);
   return out;
+}
+
+StatusOr<std::unique_ptr<ir::Operation>> StaticFormOfCall(
+    const ir::Operation& call, std::span<const Tensor* const> operand_values,
+    const ir::Module& module) {
+  const CustomCallDef* def = CustomCallRegistry::Lookup(CallTarget(call));
+  if (def != nullptr && def->static_form) return def->static_form(call, operand_values, module);
+  return WithoutShapeOperands(call);
+}
+
+bool NeedsStaticForm(const ir::Operation& op) {
+  if (op.name_str() != "stablehlo.custom_call") return false;
+  const CustomCallDef* def = CustomCallRegistry::Lookup(CallTarget(op));
+  return (def != nullptr && def->static_form) || !ShapeOperands(op).empty();
 }
 
 std::string CallTarget(const ir::Operation& op) {

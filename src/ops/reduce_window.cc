@@ -7,58 +7,49 @@
 // elementwise op (or one compare, for select) run as typed loops.
 #include <algorithm>
 
+#include "ops/reduce_window.h"
+
 #include "ops/kernels/region_kernels.h"
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 
 namespace tpusim::ops {
-namespace {
 
-// The window geometry of one op, with every attribute filled in.
-struct Window {
-  ir::Shape input;  // operand shape
-  std::vector<int64_t> dims, strides, base_dilations, window_dilations, pad_low, pad_high;
-
-  int64_t rank() const { return static_cast<int64_t>(input.size()); }
-
-  // Flat input offset of window element `w` of output position `out`, or -1
-  // where it falls on padding or between dilated input elements.
-  int64_t InputOffset(std::span<const int64_t> out, std::span<const int64_t> w,
-                      std::span<const int64_t> input_strides) const {
-    int64_t flat = 0;
-    for (int64_t d = 0; d < rank(); ++d) {
-      const int64_t p = out[d] * strides[d] + w[d] * window_dilations[d] - pad_low[d];
-      if (p < 0 || p % base_dilations[d] != 0) return -1;
-      const int64_t i = p / base_dilations[d];
-      if (i >= input[d]) return -1;
-      flat += i * input_strides[d];
-    }
-    return flat;
+int64_t Window::InputOffset(std::span<const int64_t> out, std::span<const int64_t> w,
+                            std::span<const int64_t> input_strides) const {
+  int64_t flat = 0;
+  for (int64_t d = 0; d < rank(); ++d) {
+    const int64_t p = out[d] * strides[d] + w[d] * window_dilations[d] - pad_low[d];
+    if (p < 0 || p % base_dilations[d] != 0) return -1;
+    const int64_t i = p / base_dilations[d];
+    if (i >= input[d]) return -1;
+    flat += i * input_strides[d];
   }
+  return flat;
+}
 
-  // Number of windows along each dimension (the spec's num_windows).
-  ir::Shape OutputShape() const {
-    ir::Shape out;
-    for (int64_t d = 0; d < rank(); ++d) {
-      const int64_t dilated = input[d] == 0 ? 0 : (input[d] - 1) * base_dilations[d] + 1;
-      const int64_t padded = pad_low[d] + dilated + pad_high[d];
-      const int64_t window = (dims[d] - 1) * window_dilations[d] + 1;
-      out.push_back(padded <= 0 || window > padded ? 0 : (padded - window) / strides[d] + 1);
-    }
-    return out;
+ir::Shape Window::OutputShape() const {
+  ir::Shape out;
+  for (int64_t d = 0; d < rank(); ++d) {
+    const int64_t dilated = input[d] == 0 ? 0 : (input[d] - 1) * base_dilations[d] + 1;
+    const int64_t padded = pad_low[d] + dilated + pad_high[d];
+    const int64_t window = (dims[d] - 1) * window_dilations[d] + 1;
+    out.push_back(padded <= 0 || window > padded ? 0 : (padded - window) / strides[d] + 1);
   }
-};
+  return out;
+}
 
-StatusOr<Window> ReadWindow(const ir::Operation& op, const ir::Type& input) {
-  Window w;
-  w.input = input.shape();
-  const int64_t rank = input.rank();
-  TPUSIM_ASSIGN_OR_RETURN(w.dims, GetInts(op, "window_dimensions"));
-  w.strides = GetIntsOr(op, "window_strides", std::vector<int64_t>(rank, 1));
-  w.base_dilations = GetIntsOr(op, "base_dilations", std::vector<int64_t>(rank, 1));
-  w.window_dilations = GetIntsOr(op, "window_dilations", std::vector<int64_t>(rank, 1));
-  std::vector<int64_t> padding = GetIntsOr(op, "padding", std::vector<int64_t>(2 * rank, 0));
+StatusOr<Window> MakeWindow(ir::Shape input, std::vector<int64_t> dims,
+                            std::vector<int64_t> strides, std::vector<int64_t> base_dilations,
+                            std::vector<int64_t> window_dilations,
+                            const std::vector<int64_t>& padding) {
+  const size_t rank = input.size();
+  Window w{.input = std::move(input),
+           .dims = std::move(dims),
+           .strides = std::move(strides),
+           .base_dilations = std::move(base_dilations),
+           .window_dilations = std::move(window_dilations)};
   struct Named {
     const char* name;
     const std::vector<int64_t>* v;
@@ -66,21 +57,75 @@ StatusOr<Window> ReadWindow(const ir::Operation& op, const ir::Type& input) {
   for (Named n : {Named{"window_dimensions", &w.dims}, Named{"window_strides", &w.strides},
                   Named{"base_dilations", &w.base_dilations},
                   Named{"window_dilations", &w.window_dilations}}) {
-    TPUSIM_RETURN_IF_ERROR(CheckSize(op, n.name, *n.v, rank));
+    if (n.v->size() != rank) {
+      return InvalidArgument(std::string(n.name) + " " + FormatInts(*n.v) + " must have " +
+                             std::to_string(rank) + " entries, one per input dimension");
+    }
     for (int64_t x : *n.v) {
-      if (x <= 0) return OpError(op, std::string(n.name) + " " + FormatInts(*n.v) + " must be > 0");
+      if (x <= 0) return InvalidArgument(std::string(n.name) + " " + FormatInts(*n.v) + " must be > 0");
     }
   }
-  ir::Attribute pad_attr = op.attr("padding");
-  if (padding.size() != static_cast<size_t>(2 * rank) ||
-      (pad_attr && pad_attr.kind() == ir::Attribute::Kind::kDenseElements &&
-       pad_attr.type().shape() != ir::Shape{rank, 2})) {
-    return OpError(op, "padding must have shape [" + std::to_string(rank) + ", 2]");
+  if (padding.size() != 2 * rank) {
+    return InvalidArgument("padding must have shape [" + std::to_string(rank) + ", 2]");
   }
-  for (int64_t d = 0; d < rank; ++d) {
+  for (size_t d = 0; d < rank; ++d) {
     w.pad_low.push_back(padding[2 * d]);
     w.pad_high.push_back(padding[2 * d + 1]);
   }
+  return w;
+}
+
+StatusOr<std::vector<Tensor>> ReduceWindows(const Window& w, std::span<const Tensor> in,
+                                            std::vector<Tensor> results,
+                                            const WindowReducer& reduce) {
+  const size_t n = results.size();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in[0].shape());
+  const ir::Shape& out_shape = results[0].shape();
+  std::vector<int64_t> o(w.rank(), 0), k(w.rank(), 0);
+  std::vector<Tensor> args(2 * n);
+  for (int64_t r = 0; r < results[0].num_elements(); ++r, NextIndex(o, out_shape)) {
+    for (size_t i = 0; i < n; ++i) args[i] = in[n + i];
+    do {
+      const int64_t at = w.InputOffset(o, k, in_strides);
+      for (size_t i = 0; i < n; ++i) {
+        if (at < 0) {
+          args[n + i] = in[n + i];
+        } else {
+          TPUSIM_ASSIGN_OR_RETURN(args[n + i], ScalarAt(in[i], at));
+        }
+      }
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> acc, reduce(args));
+      if (acc.size() != n) return InvalidArgument("the window reducer gave the wrong number of values");
+      for (size_t i = 0; i < n; ++i) args[i] = std::move(acc[i]);
+    } while (NextIndex(k, w.dims));
+    for (size_t i = 0; i < n; ++i) {
+      const int width = ir::StorageBytes(results[i].element());
+      if (args[i].element() != results[i].element()) {
+        return InvalidArgument("the window reducer gave " + args[i].type().ToString() +
+                               " for a result of " + results[i].type().ToString());
+      }
+      std::memcpy(results[i].mutable_raw() + r * width, args[i].raw(), width);
+    }
+  }
+  return results;
+}
+
+namespace {
+
+StatusOr<Window> ReadWindow(const ir::Operation& op, const ir::Type& input) {
+  const int64_t rank = input.rank();
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> dims, GetInts(op, "window_dimensions"));
+  ir::Attribute pad_attr = op.attr("padding");
+  if (pad_attr && pad_attr.kind() == ir::Attribute::Kind::kDenseElements &&
+      pad_attr.type().shape() != ir::Shape{rank, 2}) {
+    return OpError(op, "padding must have shape [" + std::to_string(rank) + ", 2]");
+  }
+  StatusOr<Window> w = MakeWindow(
+      input.shape(), dims, GetIntsOr(op, "window_strides", std::vector<int64_t>(rank, 1)),
+      GetIntsOr(op, "base_dilations", std::vector<int64_t>(rank, 1)),
+      GetIntsOr(op, "window_dilations", std::vector<int64_t>(rank, 1)),
+      GetIntsOr(op, "padding", std::vector<int64_t>(2 * rank, 0)));
+  if (!w.ok()) return OpError(op, w.status().message());
   return w;
 }
 
@@ -141,31 +186,9 @@ StatusOr<std::vector<Tensor>> EvalReduceWindow(EvalContext& ctx, const ir::Opera
   TPUSIM_ASSIGN_OR_RETURN(Window w, ReadWindow(op, in[0].type()));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, AllocateResults(op));
   if (n == 1 && TryReduceWindowFast(op, w, in[0], in[1], results[0])) return results;
-
-  const std::vector<int64_t> in_strides = RowMajorStrides(in[0].shape());
-  const ir::Shape& out_shape = results[0].shape();
-  std::vector<int64_t> o(w.rank(), 0), k(w.rank(), 0);
-  std::vector<Tensor> args(2 * n);
-  for (int64_t r = 0; r < results[0].num_elements(); ++r, NextIndex(o, out_shape)) {
-    for (int i = 0; i < n; ++i) args[i] = in[n + i];
-    do {
-      const int64_t at = w.InputOffset(o, k, in_strides);
-      for (int i = 0; i < n; ++i) {
-        if (at < 0) {
-          args[n + i] = in[n + i];
-        } else {
-          TPUSIM_ASSIGN_OR_RETURN(args[n + i], ScalarAt(in[i], at));
-        }
-      }
-      TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> acc, ctx.RunRegion(op.region(0), args));
-      for (int i = 0; i < n; ++i) args[i] = std::move(acc[i]);
-    } while (NextIndex(k, w.dims));
-    for (int i = 0; i < n; ++i) {
-      const int width = ir::StorageBytes(results[i].element());
-      std::memcpy(results[i].mutable_raw() + r * width, args[i].raw(), width);
-    }
-  }
-  return results;
+  return ReduceWindows(w, in, std::move(results), [&](std::span<const Tensor> args) {
+    return ctx.RunRegion(op.region(0), args);
+  });
 }
 
 // Elements in one window, or 0 when the window attribute is unreadable.

@@ -19,8 +19,8 @@ namespace tpusim::compiler {
 // be static); every op then gets static result types from its operands' (its
 // OpDef::infer, ops/op_def.h), the values of shape computations
 // (get_dimension_size and small integer ops on it) being evaluated as they
-// are met; dynamic_* ops whose shape operands are known become their static
-// forms; private functions are specialized per call (argument types and
+// are met; dynamic_* ops and dynamic custom calls (ops::StaticFormOfCall)
+// whose shape operands are known become their static forms; private functions are specialized per call (argument types and
 // jax.global_constant dimension values) and generic ones left uncalled are
 // removed; @shape_assertion custom calls are checked with the known values
 // (failing with their error_message filled in, kFailedPrecondition) and
@@ -30,7 +30,9 @@ Status RefineShapes(ir::Module& module, const std::string& entry,
                     const std::vector<ir::Type>& arg_types);
 
 // Whether any function of `module` has a dynamic dimension in its signature
-// or its ops, or a @shape_assertion call: whether it needs RefineShapes.
+// or its ops, a @shape_assertion call or a custom call that exists only
+// until its sizes are known (ops::NeedsStaticForm): whether it needs
+// RefineShapes.
 bool HasDynamicShapes(const ir::Module& module);
 
 // The pipeline's refine-shapes pass: RefineShapes of ctx.entry for its

@@ -8,6 +8,8 @@
 #ifndef TPUSIM_OPS_CUSTOM_CALL_H_
 #define TPUSIM_OPS_CUSTOM_CALL_H_
 
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,18 @@ struct CustomCallDef {
   // How the partitioner may split the call when it declares no
   // sdy.sharding_rule; null: it runs on whole arrays.
   ShardingRuleFn sharding_rule;
+  // For targets whose result types depend on operand values (the dynamic
+  // calls of shape-polymorphic exports): the result types, for
+  // refine-shapes. Null: the generic rule of InferCustomCallTypes.
+  InferFn infer;
+  // The static op computing what the call does, from the values of its
+  // operands (null where unknown) and the module's functions, or null while
+  // those it needs are unknown. Set for the targets that exist only until
+  // their sizes are known; see StaticFormOfCall.
+  std::function<StatusOr<std::unique_ptr<ir::Operation>>(
+      const ir::Operation& call, std::span<const Tensor* const> operand_values,
+      const ir::Module& module)>
+      static_form;
 };
 
 class CustomCallRegistry {
@@ -43,6 +57,21 @@ class CustomCallRegistry {
 
 // The call_target_name of custom call `op`; "" when it has none.
 std::string CallTarget(const ir::Operation& op);
+
+// The static op that replaces custom call `call` once the values its result
+// sizes depend on are known (`operand_values[i]`, null where unknown), as
+// StableHLO's canonicalize-dynamism does: the target's static_form, or, for
+// any call whose results are all static, the call without the shape
+// operands named by indices_of_shape_operands. Null when there is none yet;
+// an error when the known values are invalid for the target. Regions of the
+// new op are copies of the functions `module` holds.
+StatusOr<std::unique_ptr<ir::Operation>> StaticFormOfCall(
+    const ir::Operation& call, std::span<const Tensor* const> operand_values,
+    const ir::Module& module);
+
+// Whether `op` is a custom call that must become its static form before it
+// runs (refine-shapes does that even in programs with no `?` dimension).
+bool NeedsStaticForm(const ir::Operation& op);
 
 // Where a placement call (annotate_device_placement, MoveToHost,
 // MoveToDevice; src/ops/custom_calls/host_offload.cc) moves its operand:
