@@ -5,9 +5,9 @@
 // the init value, padding and dilation holes reading as the init value, as
 // the spec's pad-then-reduce definition gives. Bodies that are one
 // elementwise op (or one compare, for select) run as typed loops.
-#include <algorithm>
-
 #include "ops/reduce_window.h"
+
+#include <algorithm>
 
 #include "ops/kernels/region_kernels.h"
 #include "ops/util/index_util.h"
@@ -62,7 +62,8 @@ StatusOr<Window> MakeWindow(ir::Shape input, std::vector<int64_t> dims,
                              std::to_string(rank) + " entries, one per input dimension");
     }
     for (int64_t x : *n.v) {
-      if (x <= 0) return InvalidArgument(std::string(n.name) + " " + FormatInts(*n.v) + " must be > 0");
+      if (x <= 0)
+        return InvalidArgument(std::string(n.name) + " " + FormatInts(*n.v) + " must be > 0");
     }
   }
   if (padding.size() != 2 * rank) {
@@ -95,7 +96,8 @@ StatusOr<std::vector<Tensor>> ReduceWindows(const Window& w, std::span<const Ten
         }
       }
       TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> acc, reduce(args));
-      if (acc.size() != n) return InvalidArgument("the window reducer gave the wrong number of values");
+      if (acc.size() != n)
+        return InvalidArgument("the window reducer gave the wrong number of values");
       for (size_t i = 0; i < n; ++i) args[i] = std::move(acc[i]);
     } while (NextIndex(k, w.dims));
     for (size_t i = 0; i < n; ++i) {
@@ -120,11 +122,11 @@ StatusOr<Window> ReadWindow(const ir::Operation& op, const ir::Type& input) {
       pad_attr.type().shape() != ir::Shape{rank, 2}) {
     return OpError(op, "padding must have shape [" + std::to_string(rank) + ", 2]");
   }
-  StatusOr<Window> w = MakeWindow(
-      input.shape(), dims, GetIntsOr(op, "window_strides", std::vector<int64_t>(rank, 1)),
-      GetIntsOr(op, "base_dilations", std::vector<int64_t>(rank, 1)),
-      GetIntsOr(op, "window_dilations", std::vector<int64_t>(rank, 1)),
-      GetIntsOr(op, "padding", std::vector<int64_t>(2 * rank, 0)));
+  StatusOr<Window> w = MakeWindow(input.shape(), dims,
+                                  GetIntsOr(op, "window_strides", std::vector<int64_t>(rank, 1)),
+                                  GetIntsOr(op, "base_dilations", std::vector<int64_t>(rank, 1)),
+                                  GetIntsOr(op, "window_dilations", std::vector<int64_t>(rank, 1)),
+                                  GetIntsOr(op, "padding", std::vector<int64_t>(2 * rank, 0)));
   if (!w.ok()) return OpError(op, w.status().message());
   return w;
 }
@@ -272,7 +274,8 @@ Status VerifySelectAndScatter(const ir::Operation& op) {
                            ", but the window gives shape " + FormatInts(w.OutputShape()));
   }
   TPUSIM_RETURN_IF_ERROR(ExpectResultType(op, 0, operand));
-  TPUSIM_RETURN_IF_ERROR(CheckScalarRegion(op, op.region(0), "select", {e, e}, {ir::ElementType::kI1}));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckScalarRegion(op, op.region(0), "select", {e, e}, {ir::ElementType::kI1}));
   return CheckScalarRegion(op, op.region(1), "scatter", {e, e}, {e});
 }
 
@@ -304,18 +307,16 @@ StatusOr<std::vector<int64_t>> SelectPositions(const Window& w, const ir::Shape&
 
 // SelectPositions with the select region: a typed comparison when it is one
 // compare, else the region run per comparison.
-StatusOr<std::vector<int64_t>> RunSelect(EvalContext& ctx, const ir::Operation& op,
-                                         const Window& w, const Tensor& operand,
-                                         const ir::Shape& source) {
+StatusOr<std::vector<int64_t>> RunSelect(EvalContext& ctx, const ir::Operation& op, const Window& w,
+                                         const Tensor& operand, const ir::Shape& source) {
   std::optional<CompareMatch> cmp = MatchCompareRegion(op.region(0));
   std::optional<StatusOr<std::vector<int64_t>>> fast;
   if (cmp) {
     WithCompareKernel(operand.element(), *cmp, [&](auto c) {
       using S = typename decltype(c)::Storage;
       const S* data = operand.data<S>();
-      fast.emplace(SelectPositions(w, source, [&](int64_t a, int64_t b) -> StatusOr<bool> {
-        return c(data[a], data[b]);
-      }));
+      fast.emplace(SelectPositions(
+          w, source, [&](int64_t a, int64_t b) -> StatusOr<bool> { return c(data[a], data[b]); }));
     });
   }
   if (fast) return std::move(*fast);
@@ -372,8 +373,10 @@ Work SelectAndScatterWork(const ir::Operation& op) {
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.select_and_scatter", .verify = VerifySelectAndScatter,
-                    .eval = EvalSelectAndScatter, .work = SelectAndScatterWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.select_and_scatter",
+                    .verify = VerifySelectAndScatter,
+                    .eval = EvalSelectAndScatter,
+                    .work = SelectAndScatterWork});
 
 }  // namespace
 }  // namespace tpusim::ops

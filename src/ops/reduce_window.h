@@ -37,8 +37,7 @@ StatusOr<Window> MakeWindow(ir::Shape input, std::vector<int64_t> dims,
                             const std::vector<int64_t>& padding);
 
 // Folds (accumulators..., elements...) into new accumulators.
-using WindowReducer =
-    std::function<StatusOr<std::vector<Tensor>>(std::span<const Tensor> args)>;
+using WindowReducer = std::function<StatusOr<std::vector<Tensor>>(std::span<const Tensor> args)>;
 
 // reduce_window's values: `in` is N inputs then N scalar inits, `results` N
 // allocated arrays of the window's output shape. Each window is folded left

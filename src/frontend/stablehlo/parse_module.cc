@@ -208,6 +208,7 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::ParseTopLevel() {
       return Error("expected a module or func.func");
     }
   }
+  if (UsesSdyRoundTrip(*module)) TPUSIM_RETURN_IF_ERROR(ImportSdyRoundTrip(*module));
   return module;  // empty input is an empty module, as in MLIR
 }
 

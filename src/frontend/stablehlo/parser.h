@@ -10,6 +10,7 @@
 //   pretty_ops.cc      the table of pretty op forms (custom_forms.cc: the
 //                      forms with their own grammar: reduce, while, scan)
 //   parse_module.cc    module, func.func, entry points
+//   sdy_round_trip.cc  Shardy's round-trip form read back into sdy
 #ifndef TPUSIM_FRONTEND_STABLEHLO_PARSER_INTERNAL_H_
 #define TPUSIM_FRONTEND_STABLEHLO_PARSER_INTERNAL_H_
 
@@ -40,6 +41,12 @@ inline constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 32
 // The source line of `buf` around `offset` and a caret under it, for error
 // messages (long lines are cut around the caret).
 std::string CaretLines(std::string_view buf, size_t offset);
+
+// Whether `module` carries Shardy's round-trip form (xla.sdy.meshes in its
+// mhlo.frontend_attributes), and its import into the native sdy form
+// (sdy_round_trip.cc); errors name the op whose attribute is malformed.
+bool UsesSdyRoundTrip(const ir::Module& module);
+Status ImportSdyRoundTrip(ir::Module& module);
 
 // An operation being built by a pretty-form parser: positional items and
 // `key = value` items in source order, then the trailing types.

@@ -159,8 +159,7 @@ Status VerifyDynamicReduceWindow(const ir::Operation& op) {
     if (!in.is_tensor() || in.rank() != input.rank() || !init.is_tensor() || init.rank() != 0 ||
         init.element() != in.element() || op.result(i).type().element() != in.element()) {
       return InvalidArgument("input " + std::to_string(i) + " (" + in.ToString() + "), init (" +
-                             init.ToString() + ") and result (" +
-                             op.result(i).type().ToString() +
+                             init.ToString() + ") and result (" + op.result(i).type().ToString() +
                              ") need one element type and a 0-d init");
     }
   }
@@ -181,9 +180,8 @@ StatusOr<std::optional<Window>> KnownWindow(const ir::Operation& op, Values valu
     if (!v) return std::optional<Window>();
     params.push_back(std::move(*v));
   }
-  TPUSIM_ASSIGN_OR_RETURN(Window window,
-                          MakeWindow(op.operand(0).type().shape(), params[0], params[1],
-                                     params[2], params[3], params[4]));
+  TPUSIM_ASSIGN_OR_RETURN(Window window, MakeWindow(op.operand(0).type().shape(), params[0],
+                                                    params[1], params[2], params[3], params[4]));
   return std::optional<Window>(std::move(window));
 }
 
@@ -242,9 +240,9 @@ StaticOp DynamicReduceWindowStatic(const ir::Operation& op, Values values,
   stat->attrs().Set("window_strides", Ints(w->strides));
   stat->attrs().Set("base_dilations", Ints(w->base_dilations));
   stat->attrs().Set("window_dilations", Ints(w->window_dilations));
-  stat->attrs().Set("padding", ir::Attribute::DenseElements(
-                                   ir::Type::Tensor(ir::ElementType::kSI64, {w->rank(), 2}),
-                                   std::move(bytes)));
+  stat->attrs().Set(
+      "padding", ir::Attribute::DenseElements(
+                     ir::Type::Tensor(ir::ElementType::kSI64, {w->rank(), 2}), std::move(bytes)));
   TPUSIM_RETURN_IF_ERROR(CloneReducer(*reducer, stat->AddRegion()));
   return stat;
 }
@@ -258,8 +256,8 @@ StatusOr<std::vector<Tensor>> EvalDynamicReduceWindow(EvalContext& ctx, const ir
   const std::string reducer = Reducer(op);
   std::vector<Tensor> results;
   for (ir::Value r : op.results()) {
-    TPUSIM_ASSIGN_OR_RETURN(Tensor t,
-                            Tensor::Allocate(ir::Type::Tensor(r.type().element(), w->OutputShape())));
+    TPUSIM_ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Allocate(ir::Type::Tensor(r.type().element(), w->OutputShape())));
     results.push_back(std::move(t));
   }
   return ReduceWindows(*w, in.first(2 * NumReduced(op)), std::move(results),
@@ -303,7 +301,8 @@ Status VerifyDynamicTopK(const ir::Operation& op) {
   const ir::Type& indices = op.result(1).type();
   if (!values.is_tensor() || values.element() != x.element() || values.rank() != x.rank() ||
       !indices.is_tensor() || !ir::IsInteger(indices.element()) || indices.rank() != x.rank()) {
-    return InvalidArgument("results must be the operand's element type and integer indices of its rank");
+    return InvalidArgument(
+        "results must be the operand's element type and integer indices of its rank");
   }
   return Status::Ok();
 }
@@ -313,8 +312,8 @@ StatusOr<std::optional<int64_t>> KnownK(Values values, int i, int64_t n) {
   std::optional<std::vector<int64_t>> k = KnownInts(values, i);
   if (!k || k->size() != 1) return std::optional<int64_t>();
   if ((*k)[0] < 0 || (*k)[0] > n) {
-    return InvalidArgument("k = " + std::to_string((*k)[0]) + " is out of range for a dimension of " +
-                           std::to_string(n));
+    return InvalidArgument("k = " + std::to_string((*k)[0]) +
+                           " is out of range for a dimension of " + std::to_string(n));
   }
   return std::optional<int64_t>((*k)[0]);
 }
@@ -359,9 +358,8 @@ ir::Attribute ApproxConfig(const ir::Operation& op) { return op.attr("mhlo.backe
 Status VerifyDynamicApproxTopK(const ir::Operation& op) {
   const int m = ApproxOperands(op);
   if (m < 3 || m % 2 == 0 || op.num_results() != (m - 1) / 2) {
-    return InvalidArgument("takes N inputs, N inits and k for N results; got " +
-                           std::to_string(m) + " operands for " +
-                           std::to_string(op.num_results()) + " results");
+    return InvalidArgument("takes N inputs, N inits and k for N results; got " + std::to_string(m) +
+                           " operands for " + std::to_string(op.num_results()) + " results");
   }
   TPUSIM_RETURN_IF_ERROR(ExpectIntOperand(op, m - 1, {}, "k"));
   ir::Attribute config = ApproxConfig(op);
@@ -446,7 +444,8 @@ StatusOr<std::optional<ir::Shape>> KnownOutputShape(Values values) {
   std::optional<std::vector<int64_t>> shape = KnownInts(values, 1);
   if (!shape) return std::optional<ir::Shape>();
   for (int64_t d : *shape) {
-    if (d < 0) return InvalidArgument("output_shape " + FormatInts(*shape) + " has a negative size");
+    if (d < 0)
+      return InvalidArgument("output_shape " + FormatInts(*shape) + " has a negative size");
   }
   return std::optional<ir::Shape>(ir::Shape(shape->begin(), shape->end()));
 }
