@@ -135,50 +135,5 @@ TPUSIM_REGISTER_CUSTOM_CALL({.target = std::string(kShardToFull),
                              .eval = EvalMarker,
                              .work = NoMarkerWork});
 
-// Shardy's round-trip markers (the front end reads them back into
-// shardings when the module names its meshes, xla.sdy.meshes): without
-// that they keep the value as it is.
-StatusOr<std::vector<Tensor>> EvalIdentity(EvalContext&, const ir::Operation& op,
-                                           std::span<const Tensor> operands) {
-  return std::vector<Tensor>(operands.begin(), operands.end());
-}
-
-Status VerifyIdentity(const ir::Operation& op) {
-  if (op.num_operands() != 1 || op.num_results() != 1 ||
-      op.operand(0).type() != op.result(0).type()) {
-    return InvalidArgument("takes one value to one of the same type");
-  }
-  return Status::Ok();
-}
-
-Status VerifyNoResults(const ir::Operation& op) {
-  if (op.num_operands() != 1 || op.num_results() != 0) {
-    return InvalidArgument("takes one value and gives none");
-  }
-  return Status::Ok();
-}
-
-std::optional<ShardingRule> IdentityRule(const ir::Operation& op) {
-  return ElementwiseShardingRule(op);
-}
-
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "xla.sdy.FuncResultSharding",
-                             .verify = VerifyIdentity,
-                             .eval = EvalIdentity,
-                             .work = NoMarkerWork,
-                             .sharding_rule = IdentityRule});
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "xla.sdy.PropagationBarrier",
-                             .verify = VerifyIdentity,
-                             .eval = EvalIdentity,
-                             .work = NoMarkerWork,
-                             .sharding_rule = IdentityRule});
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "xla.sdy.ShardingGroup",
-                             .verify = VerifyNoResults,
-                             .eval =
-                                 [](EvalContext&, const ir::Operation&, std::span<const Tensor>) {
-                                   return StatusOr<std::vector<Tensor>>(std::vector<Tensor>{});
-                                 },
-                             .work = NoMarkerWork});
-
 }  // namespace
 }  // namespace tpusim::ops
