@@ -145,8 +145,9 @@ VerifyFn MakeVerify(const Family& f, ElementType e) {
     if (op.num_operands() > f.operands && op.num_operands() <= most) {
       TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, op.num_operands(), f.matrix));
     } else if (f.trailing_optional > 0 && op.num_operands() != f.operands) {
-      return InvalidArgument("takes " + std::to_string(f.operands) + " to " + std::to_string(most) +
-                             " operands, got " + std::to_string(op.num_operands()));
+      return InvalidArgument("takes " + std::to_string(f.operands) + " to " +
+                             std::to_string(most) + " operands, got " +
+                             std::to_string(op.num_operands()));
     } else {
       TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, f.operands, f.matrix));
     }
@@ -710,9 +711,8 @@ Status EvalTrsm(ElementType e, const ir::Operation& op, std::span<const Tensor> 
     const int64_t k = side == 'L' ? b.rows : b.cols;
     CopyInto(in[1], out[0]);
     for (int64_t i = 0; i < b.batch; ++i) {
-      la::Trsm<T>(side, uplo, trans, diag, b.rows, b.cols,
-                  in.size() == 3 ? in[2].data<T>()[0] : T(1), in[0].data<T>() + i * k * k,
-                  la::Data<T>(out[0]) + i * b.rows * b.cols);
+      la::Trsm<T>(side, uplo, trans, diag, b.rows, b.cols, in.size() == 3 ? in[2].data<T>()[0] : T(1),
+                  in[0].data<T>() + i * k * k, la::Data<T>(out[0]) + i * b.rows * b.cols);
     }
     return Status::Ok();
   });
