@@ -33,7 +33,9 @@ struct CustomCallDef {
   ShardingRuleFn sharding_rule;
   // For targets whose result types depend on operand values (the dynamic
   // calls of shape-polymorphic exports): the result types, for
-  // refine-shapes. Null: the generic rule of InferCustomCallTypes.
+  // refine-shapes. Null: the declared types, a dynamic one sized by its
+  // indices_of_shape_operands entry or else taken from the operand in its
+  // place.
   InferFn infer;
   // The static op computing what the call does, from the values of its
   // operands (null where unknown) and the module's functions, or null while
