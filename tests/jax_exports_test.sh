@@ -137,6 +137,15 @@ assert np.array_equal(np.load("rt/result0.npy"), s * s)
 assert np.array_equal(np.load("rt/result1.npy"), s)
 PY
 
+# --- GSPMD markers without a partition count: the two devices its
+# shardings name.
+gs=$dir/gspmd_no_partition_count.mlir
+$py -c "import numpy as np; np.save('gx.npy', np.arange(8, dtype=np.float32).reshape(2, 4))"
+run_ok gspmd_count "$gs" --numerics reference --chip v5e --topology 2x1 --input gx.npy \
+  --output-dir gspmd
+$py -c "import numpy as np; x = np.load('gx.npy'); assert np.array_equal(np.load('gspmd/result0.npy'), x[::-1])" ||
+  fail "gspmd without a partition count: rows not swapped"
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures failure(s)"
   exit 1

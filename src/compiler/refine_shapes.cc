@@ -381,13 +381,20 @@ class Refiner {
     if (callee->entry().num_arguments() != op.num_operands()) {
       return InvalidArgument("call to @" + callee_name + " has the wrong number of arguments");
     }
-    // The key: argument types and the values of dimension arguments.
+    // The key: argument types and the values of dimension arguments: those
+    // marked jax.global_constant and, as StableHLO takes them (older exports
+    // lack the mark), the leading known integer scalars after any tokens.
     std::string key = callee_name + ir::TypeListString(ir::TypesOf(op.operands()));
     std::vector<const Tensor*> dims(op.num_operands(), nullptr);
+    bool leading = true;
     for (int i = 0; i < op.num_operands(); ++i) {
       auto it = known_.find(op.operand(i).impl());
-      bool dimension = i < static_cast<int>(callee->arg_attrs().size()) &&
-                       callee->arg_attrs()[i].Has("jax.global_constant");
+      const ir::Type& t = op.operand(i).type();
+      if (t.is_token() && leading) continue;
+      leading = leading && it != known_.end() && t.is_tensor() && t.rank() == 0 &&
+                ir::IsInteger(t.element());
+      bool dimension = leading || (i < static_cast<int>(callee->arg_attrs().size()) &&
+                                   callee->arg_attrs()[i].Has("jax.global_constant"));
       if (dimension && it != known_.end()) {
         dims[i] = &it->second;
         key += " %" + std::to_string(i) + "=" + ValueString(it->second);
@@ -475,7 +482,8 @@ class Refiner {
     if (!name.starts_with("stablehlo.dynamic_") && name != "stablehlo.real_dynamic_slice") {
       return std::unique_ptr<ir::Operation>();
     }
-    if (op.num_results() != 1 || !ir::IsStatic(op.result(0).type())) return std::unique_ptr<ir::Operation>();
+    if (op.num_results() != 1 || !ir::IsStatic(op.result(0).type()))
+      return std::unique_ptr<ir::Operation>();
     auto known = [&](int i) -> std::optional<std::vector<int64_t>> {
       if (i >= op.num_operands()) return std::nullopt;
       auto it = known_.find(op.operand(i).impl());
@@ -526,7 +534,8 @@ class Refiner {
       keep = {"dimension_numbers", "indices_are_sorted"};
       attrs = {{"slice_sizes", Ints(*sizes)}};
     } else {
-      return std::unique_ptr<ir::Operation>();  // dynamic_slice and dynamic_update_slice are static forms already
+      return std::unique_ptr<ir::Operation>();  // dynamic_slice and dynamic_update_slice are static
+                                                // forms already
     }
     auto stat = std::make_unique<ir::Operation>(ir::OpName(static_name), op.loc());
     stat->SetOperands(std::move(operands));
@@ -593,8 +602,8 @@ bool HasDynamicShapes(const ir::Module& module) {
     }
     bool dynamic = false;
     ir::Walk(f->body(), [&](ir::Operation& op) {
-      dynamic = dynamic || ir::HasDynamicTypes(op) || IsShapeAssertion(op) ||
-                ops::NeedsStaticForm(op);
+      dynamic =
+          dynamic || ir::HasDynamicTypes(op) || IsShapeAssertion(op) || ops::NeedsStaticForm(op);
     });
     if (dynamic) return true;
   }

@@ -203,6 +203,37 @@ TEST(RefineShapesTest, ShapeOperandsOfCustomCallsSizeTheirResults) {
     })"));
 }
 
+// Exports before jax.global_constant pass the dimension variables as the
+// callee's leading integer scalars, which StableHLO's refinement takes as
+// known values all the same.
+TEST(RefineShapesTest, LeadingKnownScalarsOfACallAreDimensionValues) {
+  EXPECT_EQ(Refined(R"(
+    func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+      %b = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?xf32>) -> tensor<i32>
+      %0:2 = call @wrapped(%b, %x) : (tensor<i32>, tensor<?xf32>) -> (tensor<?xf32>, tensor<?xi32>)
+      return %0#0 : tensor<?xf32>
+    }
+    func.func private @wrapped(%b: tensor<i32>, %x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xi32>) {
+      %c = stablehlo.constant dense<2> : tensor<i32>
+      %k = stablehlo.divide %b, %c : tensor<i32>
+      %0:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%x, %k) : (tensor<?xf32>, tensor<i32>) -> (tensor<?xf32>, tensor<?xi32>)
+      return %0#0, %0#1 : tensor<?xf32>, tensor<?xi32>
+    }
+  )",
+                    {F32({6})}),
+            Printed(R"(
+    func.func @main(%x: tensor<6xf32>) -> tensor<3xf32> {
+      %b = stablehlo.constant dense<6> : tensor<i32>
+      %0:2 = call @wrapped(%b, %x) : (tensor<i32>, tensor<6xf32>) -> (tensor<3xf32>, tensor<3xi32>)
+      return %0#0 : tensor<3xf32>
+    }
+    func.func private @wrapped(%b: tensor<i32>, %x: tensor<6xf32>) -> (tensor<3xf32>, tensor<3xi32>) {
+      %0:2 = "chlo.top_k"(%x) {k = 3 : i64} : (tensor<6xf32>) -> (tensor<3xf32>, tensor<3xi32>)
+      return %0#0, %0#1 : tensor<3xf32>, tensor<3xi32>
+    }
+  )"));
+}
+
 // A window computed from the argument's values cannot be known in advance.
 TEST(RefineShapesTest, DynamicCallsNeedTheirSizesBeforeTheProgramRuns) {
   EXPECT_NE(RefineError(R"(

@@ -157,6 +157,7 @@ StatusOr<std::unique_ptr<Prepared>> Prepare(std::unique_ptr<ir::Module> module,
     TPUSIM_RETURN_IF_ERROR(
         ApplyShardingFlags(options.mesh, options.shard, *module, *module->Lookup(f->name())));
   }
+  InferPartitionCount(*module);
   const std::string entry = f->name();
   const bool global = spmd::IsGlobalProgram(*module);
   if (p->slice && global) {

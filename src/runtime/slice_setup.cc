@@ -1,6 +1,10 @@
 #include "runtime/slice_setup.h"
 
+#include <algorithm>
+
 #include "tpusim/base/text.h"
+#include "tpusim/ir/rewrite.h"
+#include "tpusim/ir/sharding.h"
 #include "tpusim/report/report.h"
 
 namespace tpusim::runtime {
@@ -37,6 +41,41 @@ StatusOr<std::optional<pod::Slice>> SelectSlice(const RunOptions& options,
 
 ProcessGrid GridOf(const ir::Module& module) {
   return {IntAttr(module, "mhlo.num_replicas"), IntAttr(module, "mhlo.num_partitions")};
+}
+
+namespace {
+
+// One more than the highest device `s` places data on; 0 for none.
+int64_t DevicesNamed(const ir::HloSharding& s) {
+  int64_t n = 0;
+  if (s.kind == ir::HloSharding::Kind::kMaximal) n = s.device + 1;
+  for (int64_t d : s.devices) n = std::max(n, d + 1);
+  for (const ir::HloSharding& e : s.elements) n = std::max(n, DevicesNamed(e));
+  return n;
+}
+
+int64_t DevicesNamed(const ir::AttributeMap& attrs) {
+  ir::Attribute a = attrs.Get("mhlo.sharding");
+  if (a.kind() != ir::Attribute::Kind::kString) return 0;
+  StatusOr<ir::HloSharding> s = ir::ParseHloSharding(a.str());
+  return s.ok() ? DevicesNamed(*s) : 0;
+}
+
+}  // namespace
+
+void InferPartitionCount(ir::Module& module) {
+  if (module.attrs().Has("mhlo.num_partitions") || module.attrs().Has("mhlo.num_replicas")) return;
+  int64_t devices = 0;
+  for (const auto& f : module.functions()) {
+    for (const ir::AttributeMap& a : f->arg_attrs()) devices = std::max(devices, DevicesNamed(a));
+    for (const ir::AttributeMap& a : f->result_attrs())
+      devices = std::max(devices, DevicesNamed(a));
+    ir::Walk(f->body(),
+             [&](ir::Operation& op) { devices = std::max(devices, DevicesNamed(op.attrs())); });
+  }
+  if (devices > 1) {
+    module.attrs().Set("mhlo.num_partitions", ir::Attribute::Int(devices, ir::ElementType::kSI32));
+  }
 }
 
 std::string DescribeSlice(const pod::Slice& s, const ProcessGrid& grid) {

@@ -26,6 +26,12 @@ struct ProcessGrid {
 };
 ProcessGrid GridOf(const ir::Module& module);
 
+// A module that declares neither mhlo.num_partitions nor mhlo.num_replicas
+// but whose mhlo.sharding attributes place tiles on devices (JAX's older
+// GSPMD exports leave the count to the compile options) gets the number of
+// devices they name as its partition count.
+void InferPartitionCount(ir::Module& module);
+
 // One line: the slice, its torus and hosts, and the devices the program uses.
 std::string DescribeSlice(const pod::Slice& slice, const ProcessGrid& grid);
 
