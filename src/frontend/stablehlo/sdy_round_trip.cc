@@ -72,8 +72,13 @@ class Importer {
 
  private:
   // `text`, an attribute in MLIR syntax, parsed; errors name `what` at `loc`.
-  StatusOr<ir::Attribute> Parse(const std::string& text, const std::string& what,
+  StatusOr<ir::Attribute> Parse(const std::string& given, const std::string& what,
                                 const ir::Location& loc) {
+    // Exports of early 2025 escaped the quotes once more: `\"a\"`.
+    std::string text = given;
+    for (size_t at = text.find("\\\""); at != std::string::npos; at = text.find("\\\"", at)) {
+      text.erase(at, 1);
+    }
     Parser p(text, 0, text.size(), std::make_shared<const std::string>(kEmbedded));
     StatusOr<ir::Attribute> a = p.ParseAttribute();
     if (a.ok() && !p.tok().is(TokenKind::kEof)) a = p.Error("unexpected text after the attribute");

@@ -73,6 +73,18 @@ module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy
   EXPECT_EQ(printed.find("func.call"), std::string::npos) << printed;
 }
 
+// Exports of early 2025 escaped the embedded quotes twice.
+TEST(SdyRoundTrip, DoublyEscapedQuotes) {
+  const std::string printed = Printed(R"(
+module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\\\22a\\\22=2]>}"}} {
+  func.func @main(%x: tensor<8xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\\\22a\\\22}]>"}}) -> tensor<8xf32> {
+    return %x : tensor<8xf32>
+  }
+})");
+  EXPECT_NE(printed.find(R"(sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>)"), std::string::npos)
+      << printed;
+}
+
 TEST(SdyRoundTrip, MalformedEmbeddedShardingsAreLocatedErrors) {
   auto m = ParseStableHlo(
       R"(module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22a\22=2]>}"}} {
