@@ -10,12 +10,12 @@
 // Priced on the vector units (lapack_glue.h, FactorizationWork).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ops/custom_calls/linalg_family.h"
 #include "ops/kernels/lapack_glue.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
@@ -31,16 +31,6 @@ using la::TensorOf;
 
 constexpr ElementType kI32 = ElementType::kSI32;
 
-// The op's results, or the elements of its single tuple result.
-std::vector<ir::Type> FlatResultTypes(const ir::Operation& op) {
-  if (op.num_results() == 1 && op.result(0).type().is_tuple()) {
-    return op.result(0).type().tuple_elements();
-  }
-  std::vector<ir::Type> v;
-  for (int i = 0; i < op.num_results(); ++i) v.push_back(op.result(i).type());
-  return v;
-}
-
 // Checks that the results are `expected`, flat or as one tuple.
 Status ExpectResults(const ir::Operation& op, const std::vector<ir::Type>& expected) {
   std::vector<ir::Type> got = FlatResultTypes(op);
@@ -50,33 +40,6 @@ Status ExpectResults(const ir::Operation& op, const std::vector<ir::Type>& expec
   for (const ir::Type& t : got) have += (have.empty() ? "" : ", ") + t.ToString();
   return InvalidArgument("gives results (" + want +
                          ") (or one tuple of them) for these operands, got (" + have + ")");
-}
-
-// Allocates the flat results.
-StatusOr<std::vector<Tensor>> AllocateFlat(const ir::Operation& op) {
-  std::vector<Tensor> out;
-  for (const ir::Type& t : FlatResultTypes(op)) {
-    TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(t));
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-// The results in the op's form.
-std::vector<Tensor> InOpForm(const ir::Operation& op, std::vector<Tensor> flat) {
-  if (op.num_results() == 1 && op.result(0).type().is_tuple()) {
-    return {Tensor::Tuple(std::move(flat))};
-  }
-  return flat;
-}
-
-void CopyInto(const Tensor& from, Tensor& to) {
-  if (from.size_bytes() > 0) std::memcpy(to.mutable_raw(), from.raw(), from.size_bytes());
-}
-
-Work PricedAs(Work w, std::string what) {
-  w.priced_as = std::move(what);
-  return w;
 }
 
 Batch OperandBatch(const ir::Operation& op) { return la::SplitBatch(op.operand(0).type().shape()); }
@@ -118,8 +81,7 @@ StatusOr<std::vector<Tensor>> EvalQr(EvalContext&, const ir::Operation& op,
 Work QrWork(const ir::Operation& op) {
   if (!HasMatrixOperand(op)) return ReadsAndWrites(op);
   const Batch b = OperandBatch(op);
-  const double k = std::min(b.rows, b.cols), l = std::max(b.rows, b.cols);
-  return PricedAs(la::FactorizationWork(op, b.batch, 2 * l * k * k - 2 * k * k * k / 3, 2 * k),
+  return PricedAs(la::FactorizationWork(op, b.batch, la::GeqrfCost(b.rows, b.cols)),
                   "Householder QR (geqrf)");
 }
 
@@ -164,9 +126,8 @@ Work HouseholderProductWork(const ir::Operation& op) {
     return ReadsAndWrites(op);
   }
   const Batch b = OperandBatch(op);
-  const double m = b.rows, n = b.cols, k = op.operand(1).type().shape().back();
-  return PricedAs(la::FactorizationWork(op, b.batch,
-                                        4 * m * n * k - 2 * (m + n) * k * k + 4 * k * k * k / 3, k),
+  const int64_t k = op.operand(1).type().shape().back();
+  return PricedAs(la::FactorizationWork(op, b.batch, la::OrgqrCost(b.rows, b.cols, k)),
                   "Householder product (orgqr)");
 }
 
@@ -185,16 +146,6 @@ Status VerifyLu(const ir::Operation& op) {
                             TensorOf(kI32, Reshape(a.shape(), 2, {b.rows}))});
 }
 
-// The row permutation that applying the row swaps `pivots` (0-based, row i
-// with row pivots[i]) to the identity makes: A[perm] = L U.
-void PivotsToPermutation(const int32_t* pivots, int64_t k, int64_t m, int32_t* perm) {
-  for (int64_t i = 0; i < m; ++i) perm[i] = static_cast<int32_t>(i);
-  for (int64_t i = 0; i < k; ++i) {
-    const int32_t j = pivots[i];
-    if (j >= 0 && j < m) std::swap(perm[i], perm[j]);
-  }
-}
-
 StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
                                      std::span<const Tensor> in) {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
@@ -207,7 +158,7 @@ StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
       int32_t* pivots = la::Data<int32_t>(out[1]) + i * k;
       la::Getrf<T>(b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols, pivots);
       for (int64_t j = 0; j < k; ++j) --pivots[j];  // LAPACK's are 1-based
-      PivotsToPermutation(pivots, k, b.rows, la::Data<int32_t>(out[2]) + i * b.rows);
+      la::PivotsToPermutation(pivots, k, b.rows, la::Data<int32_t>(out[2]) + i * b.rows);
     }
   });
   return InOpForm(op, std::move(out));
@@ -218,9 +169,7 @@ StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
 Work LuWork(const ir::Operation& op) {
   if (!HasMatrixOperand(op)) return ReadsAndWrites(op);
   const Batch b = OperandBatch(op);
-  const double m = b.rows, n = b.cols, k = std::min(m, n);
-  Work w =
-      la::FactorizationWork(op, b.batch, 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3, k);
+  Work w = la::FactorizationWork(op, b.batch, la::GetrfCost(b.rows, b.cols));
   w.AddVector(VectorClass::kAlu, b.batch * b.rows);
   return PricedAs(std::move(w), "LU with partial pivoting (getrf)");
 }
