@@ -468,6 +468,105 @@ TEST(GpuKernelCallsTest, Threefry2x32MatchesKnownAnswers) {
   }
 }
 
+// ------------------------------------------------------------ legacy descriptors
+
+// The descriptor's bytes as MLIR writes a string attribute: \XX escapes.
+std::string Escaped(const std::vector<int32_t>& fields) {
+  std::string s;
+  char hex[4];
+  for (int32_t f : fields) {
+    for (int i = 0; i < 4; ++i) {
+      std::snprintf(hex, sizeof hex, "\\%02X", (static_cast<uint32_t>(f) >> (8 * i)) & 0xff);
+      s += hex;
+    }
+  }
+  return s;
+}
+
+TEST(GpuLegacyCallsTest, StringAttributesHoldRawBytes) {
+  auto module = frontend::ParseStableHlo(
+      CallProgram("hipsolver_syevj", R"(backend_config = "\00\00\00\00z\00\00\00\01\00\00\00")",
+                  {TypeOf(ElementType::kF32, {2, 2})}, {TypeOf(ElementType::kF32, {2, 2})}),
+      "test.mlir");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const ir::Operation& op = *(*module)->functions().at(0)->entry().ops()[0];
+  EXPECT_EQ(op.attr("backend_config").str(), std::string("\0\0\0\0z\0\0\0\1\0\0\0", 12));
+}
+
+TEST(GpuLegacyCallsTest, SyevdAndSyevjReadTheTriangleFromTheDescriptor) {
+  const int64_t n = 5;
+  const Mat<double> a = Hermitian<double>(n, 6, false);
+  struct Case {
+    std::string target;
+    int32_t uplo;
+    bool lower, tuple;
+  };
+  for (const Case& c : {Case{"cusolver_syevd", 0, true, true},
+                        {"cusolver_syevj", 1, false, false},
+                        Case{"hipsolver_syevd", 122, true, false},
+                        {"hipsolver_syevj", 121, false, true}}) {
+    const std::string config =
+        "api_version = 2 : i32, backend_config = \"" + Escaped({1, c.uplo, 1, n, 7}) + "\"";
+    const std::string types = "tensor<5x5xf64>, tensor<5xf64>, tensor<i32>, tensor<7xf64>";
+    const std::string results = c.tuple ? "tuple<" + types + ">" : "(" + types + ")";
+    std::string text = "func.func @main(%a: tensor<5x5xf64>) -> (" + types + ") {\n";
+    if (c.tuple) {
+      text += "  %t = stablehlo.custom_call @" + c.target + "(%a) {" + config +
+              "} : (tensor<5x5xf64>) -> " + results + "\n";
+      for (int i = 0; i < 4; ++i) {
+        text += "  %r" + std::to_string(i) + " = stablehlo.get_tuple_element %t[" +
+                std::to_string(i) + "] : (" + results + ") -> " +
+                std::vector<std::string>{"tensor<5x5xf64>", "tensor<5xf64>", "tensor<i32>",
+                                         "tensor<7xf64>"}[i] +
+                "\n";
+      }
+      text += "  return %r0, %r1, %r2, %r3 : " + types + "\n}\n";
+    } else {
+      text += "  %r:4 = stablehlo.custom_call @" + c.target + "(%a) {" + config +
+              "} : (tensor<5x5xf64>) -> " + results +
+              "\n  return %r#0, %r#1, %r#2, %r#3 : " + types + "\n}\n";
+    }
+    auto r = RunMlir(text, {ToTensor(OneTriangle(a, c.lower, 42.0))});
+    ASSERT_TRUE(r.ok()) << c.target << ": " << r.status().ToString() << "\n" << text;
+    ASSERT_EQ(r->size(), 4u);
+    Mat<double> v = ToMat<double>((*r)[0], n, n);
+    std::vector<double> w = Read<double>((*r)[1]);
+    Mat<double> vw = v;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) vw(i, j) *= w[j];
+    }
+    ExpectClose(vw * v.H(), a, a.Norm(), c.target + ": V diag(w) V^T = A");
+    EXPECT_EQ(Read<int32_t>((*r)[2])[0], 0);
+    EXPECT_EQ(Read<double>((*r)[3]), std::vector<double>(7, 0.0)) << "workspace";
+  }
+}
+
+TEST(GpuLegacyCallsTest, BadDescriptorsAreOneLineErrors) {
+  const ir::Type a = TypeOf(ElementType::kF32, {4, 4});
+  const std::vector<ir::Type> results = {a, TypeOf(ElementType::kF32, {4}),
+                                         TypeOf(ElementType::kSI32, {}),
+                                         TypeOf(ElementType::kF32, {9})};
+  auto error = [&](const std::string& target, const std::string& bytes,
+                   std::vector<ir::Type> operands) {
+    Status s =
+        VerifyMlir(CallProgram(target, "backend_config = \"" + bytes + "\"", operands, results));
+    EXPECT_FALSE(s.ok()) << target;
+    EXPECT_NE(s.ToString().find(target), std::string::npos) << s.ToString();
+    EXPECT_EQ(s.ToString().find('\n'), std::string::npos) << s.ToString();
+    return s.ToString();
+  };
+  EXPECT_NE(error("cusolver_syevd", "\\00\\00", {a}).find("20 bytes"), std::string::npos);
+  EXPECT_NE(error("cusolver_syevd", Escaped({0, 0, -1, 4, 9}), {a, TypeOf(ElementType::kSI32, {})})
+                .find("dynamic-batch"),
+            std::string::npos);
+  EXPECT_NE(error("hipsolver_syevd", Escaped({0, 0, 1, 4, 9}), {a}).find("neither lower (122)"),
+            std::string::npos);
+  EXPECT_NE(error("cusolver_syevj", Escaped({1, 0, 1, 4, 9}), {a}).find("does not describe"),
+            std::string::npos);
+  EXPECT_NE(error("cusolver_syevj", Escaped({0, 0, 1, 3, 9}), {a}).find("does not describe"),
+            std::string::npos);
+}
+
 // ------------------------------------------------------------ errors and pricing
 
 TEST(GpuSolverCallsErrorsTest, WrongOperandsAndAttributesNameTheTarget) {
