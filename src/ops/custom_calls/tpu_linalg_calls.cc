@@ -51,90 +51,23 @@ bool HasMatrixOperand(const ir::Operation& op) {
          op.operand(0).type().rank() >= 2;
 }
 
-// ------------------------------------------------------------ Qr
+// ------------------------------------------------------------ Qr, Householder product
 
-Status VerifyQr(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, 1));
-  const ir::Type& a = op.operand(0).type();
-  const Batch b = OperandBatch(op);
-  return ExpectResults(
-      op, {a, TensorOf(a.element(), Reshape(a.shape(), 2, {std::min(b.rows, b.cols)}))});
+// LAPACK geqrf and orgqr as the CPU and GPU targets run them
+// (linalg_family.h), the results flat or as one tuple.
+Family TpuFamily(Family f, std::string priced_as) {
+  f.tuple_results = true;
+  f.work = [work = f.work, priced_as](const ir::Operation& op) {
+    return PricedAs(work(op), priced_as);
+  };
+  return f;
 }
 
-StatusOr<std::vector<Tensor>> EvalQr(EvalContext&, const ir::Operation& op,
-                                     std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
-  la::Dispatch(in[0].element(), [&](auto tag) {
-    using T = decltype(tag);
-    const Batch b = la::SplitBatch(in[0].shape());
-    const int64_t k = std::min(b.rows, b.cols);
-    CopyInto(in[0], out[0]);
-    for (int64_t i = 0; i < b.batch; ++i) {
-      la::Geqrf<T>(b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols,
-                   la::Data<T>(out[1]) + i * k);
-    }
-  });
-  return InOpForm(op, std::move(out));
-}
-
-// As LAPACK geqrf: 2 M k^2 - 2/3 k^3 flops, M = max(m, n), k = min(m, n).
-Work QrWork(const ir::Operation& op) {
-  if (!HasMatrixOperand(op)) return ReadsAndWrites(op);
-  const Batch b = OperandBatch(op);
-  return PricedAs(la::FactorizationWork(op, b.batch, la::GeqrfCost(b.rows, b.cols)),
-                  "Householder QR (geqrf)");
-}
-
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "Qr", .verify = VerifyQr, .eval = EvalQr, .work = QrWork});
-
-// ------------------------------------------------------------ Householder product
-
-Status VerifyHouseholderProduct(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, 2));
-  const ir::Type& a = op.operand(0).type();
-  const ir::Type& taus = op.operand(1).type();
-  const Batch b = OperandBatch(op);
-  const int64_t k = taus.rank() >= 1 ? taus.shape().back() : -1;
-  if (taus != TensorOf(a.element(), Reshape(a.shape(), 2, {k})) || b.rows < b.cols || k > b.cols) {
-    return InvalidArgument(
-        "takes a [..., m, n] and taus [..., k] of one element type with m >= n "
-        ">= k, got " +
-        a.ToString() + " and " + taus.ToString());
-  }
-  return ExpectResults(op, {a});
-}
-
-StatusOr<std::vector<Tensor>> EvalHouseholderProduct(EvalContext&, const ir::Operation& op,
-                                                     std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
-  la::Dispatch(in[0].element(), [&](auto tag) {
-    using T = decltype(tag);
-    const Batch b = la::SplitBatch(in[0].shape());
-    const int64_t k = in[1].shape().back();
-    CopyInto(in[0], out[0]);
-    for (int64_t i = 0; i < b.batch; ++i) {
-      la::Orgqr<T>(b.rows, b.cols, k, la::Data<T>(out[0]) + i * b.rows * b.cols,
-                   in[1].data<T>() + i * k);
-    }
-  });
-  return InOpForm(op, std::move(out));
-}
-
-// As LAPACK orgqr: 4 m n k - 2 (m + n) k^2 + 4/3 k^3 flops.
-Work HouseholderProductWork(const ir::Operation& op) {
-  if (!HasMatrixOperand(op) || op.num_operands() != 2 || op.operand(1).type().rank() < 1) {
-    return ReadsAndWrites(op);
-  }
-  const Batch b = OperandBatch(op);
-  const int64_t k = op.operand(1).type().shape().back();
-  return PricedAs(la::FactorizationWork(op, b.batch, la::OrgqrCost(b.rows, b.cols, k)),
-                  "Householder product (orgqr)");
-}
-
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "ProductOfElementaryHouseholderReflectors",
-                             .verify = VerifyHouseholderProduct,
-                             .eval = EvalHouseholderProduct,
-                             .work = HouseholderProductWork});
+[[maybe_unused]] const bool kQr =
+    RegisterFamily("Qr", TpuFamily(GeqrfFamily(), "Householder QR (geqrf)"));
+[[maybe_unused]] const bool kHouseholderProduct =
+    RegisterFamily("ProductOfElementaryHouseholderReflectors",
+                   TpuFamily(OrgqrFamily(), "Householder product (orgqr)"));
 
 // ------------------------------------------------------------ LuDecomposition
 
