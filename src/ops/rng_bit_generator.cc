@@ -9,6 +9,7 @@
 // new state advances the counter past the values used.
 #include <array>
 
+#include "ops/kernels/threefry.h"
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
@@ -16,25 +17,13 @@
 namespace tpusim::ops {
 namespace {
 
-uint32_t Rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-
-// Threefry-2x32, 20 rounds (Salmon et al. 2011).
-uint64_t Threefry2x32(uint64_t key, uint64_t counter) {
-  static constexpr int kRot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  const uint32_t ks[3] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32),
-                          static_cast<uint32_t>(key) ^ static_cast<uint32_t>(key >> 32) ^
-                              0x1BD11BDAu};
-  uint32_t x0 = static_cast<uint32_t>(counter) + ks[0];
-  uint32_t x1 = static_cast<uint32_t>(counter >> 32) + ks[1];
-  for (int i = 0; i < 5; ++i) {
-    for (int r = 0; r < 4; ++r) {
-      x0 += x1;
-      x1 = Rotl(x1, kRot[(i % 2) * 4 + r]) ^ x0;
-    }
-    x0 += ks[(i + 1) % 3];
-    x1 += ks[(i + 2) % 3] + static_cast<uint32_t>(i + 1);
-  }
-  return x0 | (uint64_t{x1} << 32);
+// One 64-bit word per counter value: the key and counter split into 32-bit
+// halves, low first.
+uint64_t ThreefryWord(uint64_t key, uint64_t counter) {
+  const std::array<uint32_t, 2> x =
+      Threefry2x32({static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)},
+                   {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32)});
+  return x[0] | (uint64_t{x[1]} << 32);
 }
 
 // Philox-4x32, 10 rounds: two 64-bit words per 128-bit counter value.
@@ -108,7 +97,7 @@ StatusOr<std::vector<Tensor>> EvalRngBitGenerator(EvalContext&, const ir::Operat
     if (size == 3) new_state[2] = hi + (new_state[1] < state[1]);
   } else {
     for (int64_t i = 0; i < words; ++i) {
-      bits[i] = Threefry2x32(state[0], state[1] + static_cast<uint64_t>(i));
+      bits[i] = ThreefryWord(state[0], state[1] + static_cast<uint64_t>(i));
     }
     new_state[1] = state[1] + static_cast<uint64_t>(words);
   }
@@ -116,10 +105,9 @@ StatusOr<std::vector<Tensor>> EvalRngBitGenerator(EvalContext&, const ir::Operat
   return r;
 }
 
-// Vector ops per 32-bit output word. Threefry-2x32: 20 rounds of add,
-// rotate (2 shifts and an or) and xor, plus 5 key injections, per 2 words.
-// Philox-4x32: 10 rounds of 2 widening multiplies (hi and lo halves), 4 xors
-// and 2 key bumps, per 4 words.
+// Vector ops per 32-bit output word. Threefry-2x32: kThreefryOpsPerBlock
+// per 2 words. Philox-4x32: 10 rounds of 2 widening multiplies (hi and lo
+// halves), 4 xors and 2 key bumps, per 4 words.
 Work RngBitGeneratorWork(const ir::Operation& op) {
   Work w = ReadsAndWrites(op);
   if (op.num_results() != 2) return w;
@@ -128,13 +116,15 @@ Work RngBitGeneratorWork(const ir::Operation& op) {
     w.AddVector(VectorClass::kMultiply, words * 10);
     w.AddVector(VectorClass::kAlu, words * 15);
   } else {
-    w.AddVector(VectorClass::kAlu, words * (20 * 5 + 5 * 3) / 2);
+    w.AddVector(VectorClass::kAlu, words * kThreefryOpsPerBlock / 2);
   }
   return w;
 }
 
-TPUSIM_REGISTER_OP({.name = "stablehlo.rng_bit_generator", .verify = VerifyRngBitGenerator,
-                    .eval = EvalRngBitGenerator, .work = RngBitGeneratorWork});
+TPUSIM_REGISTER_OP({.name = "stablehlo.rng_bit_generator",
+                    .verify = VerifyRngBitGenerator,
+                    .eval = EvalRngBitGenerator,
+                    .work = RngBitGeneratorWork});
 
 }  // namespace
 }  // namespace tpusim::ops

@@ -10,12 +10,12 @@
 // Priced on the vector units (lapack_glue.h, FactorizationWork).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ops/custom_calls/linalg_family.h"
 #include "ops/kernels/lapack_glue.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
@@ -31,16 +31,6 @@ using la::TensorOf;
 
 constexpr ElementType kI32 = ElementType::kSI32;
 
-// The op's results, or the elements of its single tuple result.
-std::vector<ir::Type> FlatResultTypes(const ir::Operation& op) {
-  if (op.num_results() == 1 && op.result(0).type().is_tuple()) {
-    return op.result(0).type().tuple_elements();
-  }
-  std::vector<ir::Type> v;
-  for (int i = 0; i < op.num_results(); ++i) v.push_back(op.result(i).type());
-  return v;
-}
-
 // Checks that the results are `expected`, flat or as one tuple.
 Status ExpectResults(const ir::Operation& op, const std::vector<ir::Type>& expected) {
   std::vector<ir::Type> got = FlatResultTypes(op);
@@ -52,33 +42,6 @@ Status ExpectResults(const ir::Operation& op, const std::vector<ir::Type>& expec
                          ") (or one tuple of them) for these operands, got (" + have + ")");
 }
 
-// Allocates the flat results.
-StatusOr<std::vector<Tensor>> AllocateFlat(const ir::Operation& op) {
-  std::vector<Tensor> out;
-  for (const ir::Type& t : FlatResultTypes(op)) {
-    TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(t));
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-// The results in the op's form.
-std::vector<Tensor> InOpForm(const ir::Operation& op, std::vector<Tensor> flat) {
-  if (op.num_results() == 1 && op.result(0).type().is_tuple()) {
-    return {Tensor::Tuple(std::move(flat))};
-  }
-  return flat;
-}
-
-void CopyInto(const Tensor& from, Tensor& to) {
-  if (from.size_bytes() > 0) std::memcpy(to.mutable_raw(), from.raw(), from.size_bytes());
-}
-
-Work PricedAs(Work w, std::string what) {
-  w.priced_as = std::move(what);
-  return w;
-}
-
 Batch OperandBatch(const ir::Operation& op) { return la::SplitBatch(op.operand(0).type().shape()); }
 
 // Whether pricing, which may see a call its shape rule rejects, can read
@@ -88,92 +51,23 @@ bool HasMatrixOperand(const ir::Operation& op) {
          op.operand(0).type().rank() >= 2;
 }
 
-// ------------------------------------------------------------ Qr
+// ------------------------------------------------------------ Qr, Householder product
 
-Status VerifyQr(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, 1));
-  const ir::Type& a = op.operand(0).type();
-  const Batch b = OperandBatch(op);
-  return ExpectResults(
-      op, {a, TensorOf(a.element(), Reshape(a.shape(), 2, {std::min(b.rows, b.cols)}))});
+// LAPACK geqrf and orgqr as the CPU and GPU targets run them
+// (linalg_family.h), the results flat or as one tuple.
+Family TpuFamily(Family f, std::string priced_as) {
+  f.tuple_results = true;
+  f.work = [work = f.work, priced_as](const ir::Operation& op) {
+    return PricedAs(work(op), priced_as);
+  };
+  return f;
 }
 
-StatusOr<std::vector<Tensor>> EvalQr(EvalContext&, const ir::Operation& op,
-                                     std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
-  la::Dispatch(in[0].element(), [&](auto tag) {
-    using T = decltype(tag);
-    const Batch b = la::SplitBatch(in[0].shape());
-    const int64_t k = std::min(b.rows, b.cols);
-    CopyInto(in[0], out[0]);
-    for (int64_t i = 0; i < b.batch; ++i) {
-      la::Geqrf<T>(b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols,
-                   la::Data<T>(out[1]) + i * k);
-    }
-  });
-  return InOpForm(op, std::move(out));
-}
-
-// As LAPACK geqrf: 2 M k^2 - 2/3 k^3 flops, M = max(m, n), k = min(m, n).
-Work QrWork(const ir::Operation& op) {
-  if (!HasMatrixOperand(op)) return ReadsAndWrites(op);
-  const Batch b = OperandBatch(op);
-  const double k = std::min(b.rows, b.cols), l = std::max(b.rows, b.cols);
-  return PricedAs(la::FactorizationWork(op, b.batch, 2 * l * k * k - 2 * k * k * k / 3, 2 * k),
-                  "Householder QR (geqrf)");
-}
-
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "Qr", .verify = VerifyQr, .eval = EvalQr, .work = QrWork});
-
-// ------------------------------------------------------------ Householder product
-
-Status VerifyHouseholderProduct(const ir::Operation& op) {
-  TPUSIM_RETURN_IF_ERROR(la::ExpectMatrixOperands(op, 2));
-  const ir::Type& a = op.operand(0).type();
-  const ir::Type& taus = op.operand(1).type();
-  const Batch b = OperandBatch(op);
-  const int64_t k = taus.rank() >= 1 ? taus.shape().back() : -1;
-  if (taus != TensorOf(a.element(), Reshape(a.shape(), 2, {k})) || b.rows < b.cols || k > b.cols) {
-    return InvalidArgument(
-        "takes a [..., m, n] and taus [..., k] of one element type with m >= n "
-        ">= k, got " +
-        a.ToString() + " and " + taus.ToString());
-  }
-  return ExpectResults(op, {a});
-}
-
-StatusOr<std::vector<Tensor>> EvalHouseholderProduct(EvalContext&, const ir::Operation& op,
-                                                     std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
-  la::Dispatch(in[0].element(), [&](auto tag) {
-    using T = decltype(tag);
-    const Batch b = la::SplitBatch(in[0].shape());
-    const int64_t k = in[1].shape().back();
-    CopyInto(in[0], out[0]);
-    for (int64_t i = 0; i < b.batch; ++i) {
-      la::Orgqr<T>(b.rows, b.cols, k, la::Data<T>(out[0]) + i * b.rows * b.cols,
-                   in[1].data<T>() + i * k);
-    }
-  });
-  return InOpForm(op, std::move(out));
-}
-
-// As LAPACK orgqr: 4 m n k - 2 (m + n) k^2 + 4/3 k^3 flops.
-Work HouseholderProductWork(const ir::Operation& op) {
-  if (!HasMatrixOperand(op) || op.num_operands() != 2 || op.operand(1).type().rank() < 1) {
-    return ReadsAndWrites(op);
-  }
-  const Batch b = OperandBatch(op);
-  const double m = b.rows, n = b.cols, k = op.operand(1).type().shape().back();
-  return PricedAs(la::FactorizationWork(op, b.batch,
-                                        4 * m * n * k - 2 * (m + n) * k * k + 4 * k * k * k / 3, k),
-                  "Householder product (orgqr)");
-}
-
-TPUSIM_REGISTER_CUSTOM_CALL({.target = "ProductOfElementaryHouseholderReflectors",
-                             .verify = VerifyHouseholderProduct,
-                             .eval = EvalHouseholderProduct,
-                             .work = HouseholderProductWork});
+[[maybe_unused]] const bool kQr =
+    RegisterFamily("Qr", TpuFamily(GeqrfFamily(), "Householder QR (geqrf)"));
+[[maybe_unused]] const bool kHouseholderProduct =
+    RegisterFamily("ProductOfElementaryHouseholderReflectors",
+                   TpuFamily(OrgqrFamily(), "Householder product (orgqr)"));
 
 // ------------------------------------------------------------ LuDecomposition
 
@@ -183,16 +77,6 @@ Status VerifyLu(const ir::Operation& op) {
   const Batch b = OperandBatch(op);
   return ExpectResults(op, {a, TensorOf(kI32, Reshape(a.shape(), 2, {std::min(b.rows, b.cols)})),
                             TensorOf(kI32, Reshape(a.shape(), 2, {b.rows}))});
-}
-
-// The row permutation that applying the row swaps `pivots` (0-based, row i
-// with row pivots[i]) to the identity makes: A[perm] = L U.
-void PivotsToPermutation(const int32_t* pivots, int64_t k, int64_t m, int32_t* perm) {
-  for (int64_t i = 0; i < m; ++i) perm[i] = static_cast<int32_t>(i);
-  for (int64_t i = 0; i < k; ++i) {
-    const int32_t j = pivots[i];
-    if (j >= 0 && j < m) std::swap(perm[i], perm[j]);
-  }
 }
 
 StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
@@ -207,7 +91,7 @@ StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
       int32_t* pivots = la::Data<int32_t>(out[1]) + i * k;
       la::Getrf<T>(b.rows, b.cols, la::Data<T>(out[0]) + i * b.rows * b.cols, pivots);
       for (int64_t j = 0; j < k; ++j) --pivots[j];  // LAPACK's are 1-based
-      PivotsToPermutation(pivots, k, b.rows, la::Data<int32_t>(out[2]) + i * b.rows);
+      la::PivotsToPermutation(pivots, k, b.rows, la::Data<int32_t>(out[2]) + i * b.rows);
     }
   });
   return InOpForm(op, std::move(out));
@@ -218,9 +102,7 @@ StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
 Work LuWork(const ir::Operation& op) {
   if (!HasMatrixOperand(op)) return ReadsAndWrites(op);
   const Batch b = OperandBatch(op);
-  const double m = b.rows, n = b.cols, k = std::min(m, n);
-  Work w =
-      la::FactorizationWork(op, b.batch, 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3, k);
+  Work w = la::FactorizationWork(op, b.batch, la::GetrfCost(b.rows, b.cols));
   w.AddVector(VectorClass::kAlu, b.batch * b.rows);
   return PricedAs(std::move(w), "LU with partial pivoting (getrf)");
 }

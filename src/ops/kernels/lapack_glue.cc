@@ -127,6 +127,54 @@ Work FactorizationWork(const ir::Operation& op, int64_t batch, double real_flops
   return w;
 }
 
+Work FactorizationWork(const ir::Operation& op, int64_t batch, Cost cost) {
+  return FactorizationWork(op, batch, cost.flops, cost.divides);
+}
+
+Cost GetrfCost(double m, double n) {
+  const double k = std::min(m, n);
+  return {2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3, k};
+}
+
+Cost GeqrfCost(double m, double n) {
+  const double k = std::min(m, n), l = std::max(m, n);
+  return {2 * l * k * k - 2 * k * k * k / 3, 2 * k};
+}
+
+Cost OrgqrCost(double m, double n, double k) {
+  return {4 * m * n * k - 2 * (m + n) * k * k + 4 * k * k * k / 3, k};
+}
+
+Cost OrmqrCost(double m, double n, double k, bool left) {
+  return {4 * m * n * k - 2 * (left ? n : m) * k * k, 0};
+}
+
+Cost PotrfCost(double n) { return {n * n * n / 3, n * (n + 1) / 2}; }
+
+Cost SyevdCost(double n, bool vectors) { return {(vectors ? 9 : 4.0 / 3) * n * n * n, n * n}; }
+
+Cost SvdCost(double m, double n, char jobz) {
+  const double k = std::min(m, n), l = std::max(m, n);
+  const double flops = jobz == 'A'   ? 4 * l * l * k + 8 * l * k * k + 9 * k * k * k
+                       : jobz == 'S' ? 6 * l * k * k + 11 * k * k * k
+                                     : 4 * l * k * k - 4 * k * k * k / 3;
+  return {flops, k * k};
+}
+
+Cost SytrdCost(double n) { return {4 * n * n * n / 3, n}; }
+
+Cost GtsvCost(double m, double nrhs) { return {8 * m + 5 * m * nrhs, m + m * nrhs}; }
+
+Cost GeevCost(double n, int sides) { return {(sides == 0 ? 10 : 25 + sides) * n * n * n, n * n}; }
+
+void PivotsToPermutation(const int32_t* pivots, int64_t k, int64_t m, int32_t* perm) {
+  for (int64_t i = 0; i < m; ++i) perm[i] = static_cast<int32_t>(i);
+  for (int64_t i = 0; i < k; ++i) {
+    const int32_t j = pivots[i];
+    if (j >= 0 && j < m) std::swap(perm[i], perm[j]);
+  }
+}
+
 // ------------------------------------------------------------ routines
 
 // Each routine calls LAPACKE's function for T (if constexpr discards the
@@ -178,6 +226,38 @@ int Gesdd(char jobz, int64_t m, int64_t n, T* a, Real<T>* s, T* u, int64_t ucols
     return LAPACKE_cgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
   } else {
     return LAPACKE_zgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+  }
+}
+
+template <typename T>
+int Gesvd(char jobu, char jobvt, int64_t m, int64_t n, T* a, Real<T>* s, T* u, int64_t ucols,
+          T* vt) {
+  const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n)), ldu = I(Lead(ucols));
+  std::vector<Real<T>> superb(std::max<int64_t>(std::min(m, n), 2));  // unconverged diagonal
+  Real<T>* e = superb.data();
+  if constexpr (std::is_same_v<T, float>) {
+    return LAPACKE_sgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return LAPACKE_dgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+  } else if constexpr (std::is_same_v<T, c64>) {
+    return LAPACKE_cgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+  } else {
+    return LAPACKE_zgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+  }
+}
+
+template <typename T>
+int Ormqr(char side, char trans, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* tau, T* c) {
+  const lapack_int rows = I(m), cols = I(n), kk = I(k), ld = I(Lead(lda)), ldc = I(Lead(n));
+  if constexpr (std::is_same_v<T, float>) {
+    return LAPACKE_sormqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return LAPACKE_dormqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+  } else if constexpr (std::is_same_v<T, c64>) {
+    return LAPACKE_cunmqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+  } else {
+    return LAPACKE_zunmqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
   }
 }
 
@@ -315,19 +395,21 @@ int Geev(char jobvl, char jobvr, int64_t n, T* a, std::complex<Real<T>>* w,
   }
 }
 
-#define TPUSIM_LA_INSTANTIATE(T)                                                                \
-  template int Getrf<T>(int64_t, int64_t, T*, int32_t*);                                        \
-  template int Geqrf<T>(int64_t, int64_t, T*, T*);                                              \
-  template int Orgqr<T>(int64_t, int64_t, int64_t, T*, const T*);                               \
-  template int Syevd<T>(char, char, int64_t, T*, Real<T>*);                                     \
-  template int Gesdd<T>(char, int64_t, int64_t, T*, Real<T>*, T*, int64_t, T*);                 \
-  template int Potrf<T>(char, int64_t, T*);                                                     \
-  template int Gees<T>(char, int64_t, T*, std::complex<Real<T>>*, T*, int32_t*);                \
-  template int Gehrd<T>(int64_t, int64_t, int64_t, T*, T*);                                     \
-  template int Sytrd<T>(char, int64_t, T*, Real<T>*, Real<T>*, T*);                             \
-  template int Gtsv<T>(int64_t, int64_t, T*, T*, T*, T*);                                       \
-  template void Trsm<T>(char, char, char, char, int64_t, int64_t, T, const T*, T*);             \
-  template int Geev<T>(char, char, int64_t, T*, std::complex<Real<T>>*, std::complex<Real<T>>*, \
+#define TPUSIM_LA_INSTANTIATE(T)                                                                 \
+  template int Getrf<T>(int64_t, int64_t, T*, int32_t*);                                         \
+  template int Geqrf<T>(int64_t, int64_t, T*, T*);                                               \
+  template int Orgqr<T>(int64_t, int64_t, int64_t, T*, const T*);                                \
+  template int Syevd<T>(char, char, int64_t, T*, Real<T>*);                                      \
+  template int Gesdd<T>(char, int64_t, int64_t, T*, Real<T>*, T*, int64_t, T*);                  \
+  template int Gesvd<T>(char, char, int64_t, int64_t, T*, Real<T>*, T*, int64_t, T*);            \
+  template int Ormqr<T>(char, char, int64_t, int64_t, int64_t, const T*, int64_t, const T*, T*); \
+  template int Potrf<T>(char, int64_t, T*);                                                      \
+  template int Gees<T>(char, int64_t, T*, std::complex<Real<T>>*, T*, int32_t*);                 \
+  template int Gehrd<T>(int64_t, int64_t, int64_t, T*, T*);                                      \
+  template int Sytrd<T>(char, int64_t, T*, Real<T>*, Real<T>*, T*);                              \
+  template int Gtsv<T>(int64_t, int64_t, T*, T*, T*, T*);                                        \
+  template void Trsm<T>(char, char, char, char, int64_t, int64_t, T, const T*, T*);              \
+  template int Geev<T>(char, char, int64_t, T*, std::complex<Real<T>>*, std::complex<Real<T>>*,  \
                        std::complex<Real<T>>*);
 TPUSIM_LA_INSTANTIATE(float)
 TPUSIM_LA_INSTANTIATE(double)

@@ -88,6 +88,48 @@ T* Data(Tensor& t) {
 // op's operand and result traffic.
 Work FactorizationWork(const ir::Operation& op, int64_t batch, double real_flops, double divides);
 
+// A routine's standard operation count per matrix of a real type, the
+// numbers FactorizationWork takes; shared by every target that runs the
+// routine (CPU, GPU and TPU calls).
+struct Cost {
+  double flops = 0, divides = 0;
+};
+Work FactorizationWork(const ir::Operation& op, int64_t batch, Cost cost);
+// LU with partial pivoting: 2mnk - (m + n)k^2 + 2/3 k^3, k = min(m, n);
+// k pivot reciprocals.
+Cost GetrfCost(double m, double n);
+// Householder QR: 2Mk^2 - 2/3 k^3, M = max(m, n); a norm and a division
+// per reflector.
+Cost GeqrfCost(double m, double n);
+// Forming the m x n Q from k reflectors: 4mnk - 2(m + n)k^2 + 4/3 k^3.
+Cost OrgqrCost(double m, double n, double k);
+// Applying k reflectors to an m x n matrix from the left: 4mnk - 2nk^2
+// (from the right: 4mnk - 2mk^2).
+Cost OrmqrCost(double m, double n, double k, bool left);
+// Cholesky: n^3 / 3; n(n + 1)/2 divisions and square roots.
+Cost PotrfCost(double n);
+// Symmetric eigensolver (divide and conquer): 9n^3 with the eigenvectors
+// (tridiagonal reduction, merges, back transformation), 4/3 n^3 without.
+Cost SyevdCost(double n, bool vectors);
+// SVD (Golub & Van Loan's counts), M = max(m, n), k = min(m, n): jobz 'A'
+// 4M^2k + 8Mk^2 + 9k^3 (full U and V^H), 'S' 6Mk^2 + 11k^3 (thin), 'N'
+// 4Mk^2 - 4/3 k^3 (values alone); k^2 divisions.
+Cost SvdCost(double m, double n, char jobz);
+// Tridiagonal reduction: 4/3 n^3; n divisions.
+Cost SytrdCost(double n);
+// Tridiagonal LU with partial pivoting: 8m to factor, 5m per right-hand
+// side; a division per row and per solved element.
+Cost GtsvCost(double m, double nrhs);
+// Nonsymmetric eigenproblem: 10n^3 for the eigenvalues (Hessenberg QR);
+// with eigenvectors on `sides` sides, 25n^3 for the Schur vectors plus n^3
+// per side (Golub & Van Loan); n^2 divisions.
+Cost GeevCost(double n, int sides);
+
+// The row permutation that applying the row swaps `pivots` (0-based, row i
+// with row pivots[i]) to the identity of size m makes: A[perm] = L U.
+// Swaps with a pivot outside [0, m) are skipped. REQUIRES: k <= m.
+void PivotsToPermutation(const int32_t* pivots, int64_t k, int64_t m, int32_t* perm);
+
 // ---- LAPACKE routines on one row-major matrix (lapack_glue.cc) ----
 template <typename T>
 int Getrf(int64_t m, int64_t n, T* a, int32_t* ipiv);
@@ -96,12 +138,22 @@ int Geqrf(int64_t m, int64_t n, T* a, T* tau);
 // orgqr / ungqr: the m x n Q from the first k reflectors in a.
 template <typename T>
 int Orgqr(int64_t m, int64_t n, int64_t k, T* a, const T* tau);
+// ormqr / unmqr: c (m x n) := op(Q) c (side 'L') or c op(Q) (side 'R'),
+// Q from the k reflectors in a (rows x k, rows = m or n by side, `lda`
+// columns); trans 'N', or 'T' (real) / 'C' (complex).
+template <typename T>
+int Ormqr(char side, char trans, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* tau, T* c);
 // syevd / heevd; jobz 'V' or 'N', uplo 'L' or 'U'.
 template <typename T>
 int Syevd(char jobz, char uplo, int64_t n, T* a, Real<T>* w);
 // gesdd; jobz 'A', 'S' or 'N'. u is m x ucols, vt is vtrows x n.
 template <typename T>
 int Gesdd(char jobz, int64_t m, int64_t n, T* a, Real<T>* s, T* u, int64_t ucols, T* vt);
+// gesvd; jobu and jobvt 'A', 'S' or 'N'. u is m x ucols, vt is vtrows x n.
+template <typename T>
+int Gesvd(char jobu, char jobvt, int64_t m, int64_t n, T* a, Real<T>* s, T* u, int64_t ucols,
+          T* vt);
 template <typename T>
 int Potrf(char uplo, int64_t n, T* a);
 // gees without sorting; w gets the eigenvalues (wr + i wi for real types).
