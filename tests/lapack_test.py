@@ -169,15 +169,16 @@ def test_syevd(t):
 def test_gesdd(t):
     m, n = 4, 6
     a = rand((m, n), t, 4)
-    target = f"lapack_{LETTER[t]}gesdd_ffi"
-    for mode, full in (("A", 1), ("S", 0)):
+    for routine, mode, full in (("gesdd", "A", 1), ("gesdd", "S", 0), ("gesvd", "A", 1),
+                                ("gesvd", "S", 0)):
+        target = f"lapack_{LETTER[t]}{routine}_ffi"
         k = min(m, n)
         uc, vr = (m, n) if full else (k, k)
         r = run(target + mode, program(
             target, [((m, n), t, True)],
             [((m, n), t, True), ((k,), REAL[t], False), ((m, uc), t, True), ((vr, n), t, True),
              ((), np.int32, False)], {"mode": u8(mode)}), [a])
-        u, s, vt, info = lapack_fn("gesdd", t)(a, compute_uv=1, full_matrices=full)
+        u, s, vt, info = lapack_fn(routine, t)(a, compute_uv=1, full_matrices=full)
         check(target + mode + " s", r[1], s, t)
         check(target + mode + " u", r[2], u, t)
         check(target + mode + " vt", r[3], vt, t)

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ops/custom_calls/gpu_solver_calls.h"
+#include "ops/custom_calls/linalg/gpu_solver_calls.h"
 
 namespace tpusim::ops {
 namespace {

@@ -1,4 +1,4 @@
-#include "ops/custom_calls/ffi_attributes.h"
+#include "ops/custom_calls/linalg/ffi_attributes.h"
 
 #include <cstdlib>
 #include <string>

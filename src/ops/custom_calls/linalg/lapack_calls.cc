@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/custom_calls/ffi_attributes.h"
-#include "ops/custom_calls/linalg_family.h"
+#include "ops/custom_calls/linalg/ffi_attributes.h"
+#include "ops/custom_calls/linalg/linalg_family.h"
 #include "ops/util/work_util.h"
 
 namespace tpusim::ops {
@@ -96,22 +96,26 @@ StatusOr<Signature> GesddSignature(const ir::Operation& op) {
                     TensorOf(a.element(), Reshape(a.shape(), 2, {vtrows, b.cols})), Info(op)}};
 }
 
-Work GesddWork(const ir::Operation& op) {
-  const Batch b = MatrixBatch(op);
-  const char mode = CharOr(op, "mode", "ASN", 'A');
-  return PricedAs(la::FactorizationWork(op, b.batch, la::SvdCost(b.rows, b.cols, mode)),
-                  "LAPACK gesdd");
+// gesdd (divide and conquer, JAX's default) and gesvd (QR iteration,
+// svd(algorithm=QR)) take and give the same; one flop count prices both.
+Family SvdFamily(bool gesvd) {
+  const std::string what = gesvd ? "LAPACK gesvd" : "LAPACK gesdd";
+  return {.signature = GesddSignature,
+          .eval = [gesvd](ElementType, const ir::Operation& op, std::span<const Tensor> in,
+                          std::vector<Tensor>& out) -> Status {
+            TPUSIM_ASSIGN_OR_RETURN(char mode, CharAttr(op, "mode", "ASN", 'A'));
+            return EvalSvd(gesvd, mode, mode, in[0], {out[0], out[1], out[2], out[3], out[4]});
+          },
+          .work = [what](const ir::Operation& op) {
+            const Batch b = MatrixBatch(op);
+            const char mode = CharOr(op, "mode", "ASN", 'A');
+            return PricedAs(la::FactorizationWork(op, b.batch, la::SvdCost(b.rows, b.cols, mode)),
+                            what);
+          }};
 }
 
-[[maybe_unused]] const bool kGesdd = RegisterLapack(
-    "gesdd", "gesdd",
-    {.signature = GesddSignature,
-     .eval = [](ElementType, const ir::Operation& op, std::span<const Tensor> in,
-                std::vector<Tensor>& out) -> Status {
-       TPUSIM_ASSIGN_OR_RETURN(char mode, CharAttr(op, "mode", "ASN", 'A'));
-       return EvalSvd(/*gesvd=*/false, mode, mode, in[0], {out[0], out[1], out[2], out[3], out[4]});
-     },
-     .work = GesddWork});
+[[maybe_unused]] const bool kGesdd = RegisterLapack("gesdd", "gesdd", SvdFamily(false));
+[[maybe_unused]] const bool kGesvd = RegisterLapack("gesvd", "gesvd", SvdFamily(true));
 
 // ------------------------------------------------------------ gees
 

@@ -124,15 +124,17 @@ TYPED_TEST(LapackCallsTest, SyevdGivesAscendingEigenpairs) {
   }
 }
 
-TYPED_TEST(LapackCallsTest, GesddGivesSingularValueDecomposition) {
+// gesdd (divide and conquer) and gesvd (QR iteration) alike.
+TYPED_TEST(LapackCallsTest, GesddAndGesvdGiveSingularValueDecomposition) {
   using T = TypeParam;
   using R = la::Real<T>;
   for (auto [m, n] : {std::pair<int64_t, int64_t>{5, 3}, {3, 5}}) {
     const int64_t k = std::min(m, n);
     for (const Mat<T>& a : this->Inputs(m, n)) {
-      for (char mode : {'A', 'S'}) {
+      for (auto [routine, mode] : {std::pair<const char*, char>{"gesdd", 'A'},
+                                   {"gesdd", 'S'}, {"gesvd", 'A'}, {"gesvd", 'S'}}) {
         const int64_t uc = mode == 'A' ? m : k, vr = mode == 'A' ? n : k;
-        auto r = RunCall(this->Target("gesdd"),
+        auto r = RunCall(this->Target(routine),
                          "mhlo.backend_config = {mode = " + std::to_string(int(mode)) + " : ui8}",
                          {ToTensor(a)},
                          {this->Of({m, n}), this->RealOf({k}), this->Of({m, uc}), this->Of({vr, n}),

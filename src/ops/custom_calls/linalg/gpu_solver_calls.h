@@ -2,13 +2,13 @@
 // forms; gpu_legacy_solver_calls.cc, the older descriptor forms): their
 // names in the report and their pricing as the TPU's equivalent. Internal
 // to src/ops.
-#ifndef TPUSIM_OPS_CUSTOM_CALLS_GPU_SOLVER_CALLS_H_
-#define TPUSIM_OPS_CUSTOM_CALLS_GPU_SOLVER_CALLS_H_
+#ifndef TPUSIM_OPS_CUSTOM_CALLS_LINALG_GPU_SOLVER_CALLS_H_
+#define TPUSIM_OPS_CUSTOM_CALLS_LINALG_GPU_SOLVER_CALLS_H_
 
 #include <string>
 #include <string_view>
 
-#include "ops/custom_calls/linalg_family.h"
+#include "ops/custom_calls/linalg/linalg_family.h"
 
 namespace tpusim::ops {
 
@@ -28,4 +28,4 @@ bool RegisterGpuFamily(std::string target, Family f);
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_CUSTOM_CALLS_GPU_SOLVER_CALLS_H_
+#endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_GPU_SOLVER_CALLS_H_

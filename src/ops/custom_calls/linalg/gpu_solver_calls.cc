@@ -15,7 +15,7 @@
 // calls with LAPACK on the host and prices each as the TPU would run the
 // equivalent: its LAPACK routine's flop count on the vector units
 // (GpuWork). The legacy descriptor forms are in gpu_legacy_solver_calls.cc.
-#include "ops/custom_calls/gpu_solver_calls.h"
+#include "ops/custom_calls/linalg/gpu_solver_calls.h"
 
 #include <algorithm>
 #include <array>
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/custom_calls/ffi_attributes.h"
+#include "ops/custom_calls/linalg/ffi_attributes.h"
 #include "ops/kernels/threefry.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"

@@ -4,8 +4,8 @@
 // (`{uplo = 76 : ui8, lower = true}`), or of a dictionary backend_config, or
 // of the backend_config string XLA's HLO text keeps that dictionary in.
 // Internal to src/ops.
-#ifndef TPUSIM_OPS_CUSTOM_CALLS_FFI_ATTRIBUTES_H_
-#define TPUSIM_OPS_CUSTOM_CALLS_FFI_ATTRIBUTES_H_
+#ifndef TPUSIM_OPS_CUSTOM_CALLS_LINALG_FFI_ATTRIBUTES_H_
+#define TPUSIM_OPS_CUSTOM_CALLS_LINALG_FFI_ATTRIBUTES_H_
 
 #include <cstdint>
 #include <string_view>
@@ -41,4 +41,4 @@ bool BoolOr(const ir::Operation& op, std::string_view key, bool fallback);
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_CUSTOM_CALLS_FFI_ATTRIBUTES_H_
+#endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_FFI_ATTRIBUTES_H_

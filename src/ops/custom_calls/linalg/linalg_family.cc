@@ -1,4 +1,4 @@
-#include "ops/custom_calls/linalg_family.h"
+#include "ops/custom_calls/linalg/linalg_family.h"
 
 #include <algorithm>
 #include <cstring>

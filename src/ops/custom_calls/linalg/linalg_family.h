@@ -4,8 +4,8 @@
 // evaluation and work, registered under each target name that calls it.
 // The routines CPU and GPU targets call alike are defined here once, their
 // attributes read by the target (OptionsFn). Internal to src/ops.
-#ifndef TPUSIM_OPS_CUSTOM_CALLS_LINALG_FAMILY_H_
-#define TPUSIM_OPS_CUSTOM_CALLS_LINALG_FAMILY_H_
+#ifndef TPUSIM_OPS_CUSTOM_CALLS_LINALG_LINALG_FAMILY_H_
+#define TPUSIM_OPS_CUSTOM_CALLS_LINALG_LINALG_FAMILY_H_
 
 #include <functional>
 #include <optional>
@@ -122,4 +122,4 @@ Status EvalSvd(bool gesvd, char jobu, char jobvt, const Tensor& a, SvdSlots out)
 
 }  // namespace tpusim::ops
 
-#endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_FAMILY_H_
+#endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_LINALG_FAMILY_H_

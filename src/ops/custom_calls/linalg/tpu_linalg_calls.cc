@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/custom_calls/linalg_family.h"
+#include "ops/custom_calls/linalg/linalg_family.h"
 #include "ops/kernels/lapack_glue.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
