@@ -248,6 +248,21 @@ Mat<T> Upper(const Mat<T>& a, int64_t lowest_diagonal = 0) {
   return m;
 }
 
+// A Hermitian eigendecomposition of `a`: w ascending, V diag(w) V^H = A and
+// V unitary; `what` names the call in failures.
+template <typename T>
+void ExpectEigendecomposition(const Mat<T>& a, const Mat<T>& v,
+                              const std::vector<la::Real<T>>& w, const std::string& what) {
+  const int64_t n = a.rows;
+  EXPECT_TRUE(std::is_sorted(w.begin(), w.end())) << what << ": eigenvalues not ascending";
+  Mat<T> vw = v;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) vw(i, j) *= T(w[j]);
+  }
+  ExpectClose(vw * v.H(), a, a.Norm(), what + ": V diag(w) V^H = A");
+  ExpectClose(v.H() * v, Mat<T>::Identity(n), std::sqrt(double(n)), what + ": V^H V = I");
+}
+
 }  // namespace tpusim::ops::testing
 
 #endif  // TPUSIM_OPS_TESTING_LAPACK_TEST_UTIL_H_
