@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 namespace {
 
 std::string_view Trim(std::string_view v) {
@@ -105,4 +105,4 @@ bool BoolOr(const ir::Operation& op, std::string_view key, bool fallback) {
   return b.ok() ? *b : fallback;
 }
 
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg

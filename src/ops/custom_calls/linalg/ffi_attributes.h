@@ -13,7 +13,7 @@
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 
 // The attribute `key`; null when absent, an error when backend_config is
 // text that is no attribute dictionary.
@@ -39,6 +39,6 @@ StatusOr<bool> BoolAttr(const ir::Operation& op, std::string_view key);
 // BoolAttr for pricing: `fallback` when absent or bad.
 bool BoolOr(const ir::Operation& op, std::string_view key, bool fallback);
 
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg
 
 #endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_FFI_ATTRIBUTES_H_

@@ -13,7 +13,7 @@
 
 #include "ops/custom_calls/linalg/gpu_solver_calls.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 namespace {
 
 struct SyevdDescriptor {
@@ -120,4 +120,4 @@ bool RegisterLegacySyevd(const Platform& p, const char* routine) {
 }();
 
 }  // namespace
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg

@@ -29,7 +29,7 @@
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 
 using ir::ElementType;
 using la::Batch;
@@ -481,4 +481,4 @@ Work ThreefryWork(const ir::Operation& op) {
 }();
 
 }  // namespace
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg

@@ -10,7 +10,7 @@
 
 #include "ops/custom_calls/linalg/linalg_family.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 
 // The call a GPU target makes, for the report: "cuSOLVER getrf (a GPU
 // solver call)" for cusolver_getrf_ffi, "ROCm threefry2x32 (a jaxlib GPU
@@ -26,6 +26,6 @@ WorkFn GpuWork(WorkFn routine);
 // Registers `f` as `target` for all four element types, priced by GpuWork.
 bool RegisterGpuFamily(std::string target, Family f);
 
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg
 
 #endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_GPU_SOLVER_CALLS_H_

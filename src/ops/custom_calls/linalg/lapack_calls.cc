@@ -22,7 +22,7 @@
 #include "ops/custom_calls/linalg/linalg_family.h"
 #include "ops/util/work_util.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 namespace {
 
 using ir::ElementType;
@@ -368,4 +368,4 @@ Work GeevWork(const ir::Operation& op) {
 });
 
 }  // namespace
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg

@@ -5,7 +5,7 @@
 
 #include "ops/util/work_util.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 
 using ir::ElementType;
 using la::Batch;
@@ -339,4 +339,4 @@ Status EvalSvd(bool gesvd, char jobu, char jobvt, const Tensor& a, SvdSlots out)
   });
 }
 
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg

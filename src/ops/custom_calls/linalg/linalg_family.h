@@ -16,7 +16,7 @@
 #include "ops/kernels/lapack_glue.h"
 #include "tpusim/ops/custom_call.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 
 // What a target takes and gives for the op's operands and attributes.
 struct Signature {
@@ -120,6 +120,6 @@ struct SvdSlots {
 // `jobvt` ask ('A', 'S', or 'N': left untouched), info.
 Status EvalSvd(bool gesvd, char jobu, char jobvt, const Tensor& a, SvdSlots out);
 
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg
 
 #endif  // TPUSIM_OPS_CUSTOM_CALLS_LINALG_LINALG_FAMILY_H_

@@ -20,7 +20,7 @@
 #include "ops/util/work_util.h"
 #include "tpusim/ops/custom_call.h"
 
-namespace tpusim::ops {
+namespace tpusim::ops::linalg {
 namespace {
 
 using ir::ElementType;
@@ -208,4 +208,4 @@ TPUSIM_REGISTER_CUSTOM_CALL(
     {.target = "Eigh", .verify = VerifyEigh, .eval = EvalEigh, .work = EighWork});
 
 }  // namespace
-}  // namespace tpusim::ops
+}  // namespace tpusim::ops::linalg
