@@ -11,10 +11,10 @@
 #include <mutex>
 
 #include "ops/custom_calls/foreign_kernels.h"
+#include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ir/dynamic.h"
-#include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/op_def.h"
 
 namespace tpusim::ops {
@@ -80,11 +80,9 @@ std::optional<ir::Shape> KnownShape(const ir::Operation& op, std::span<const Ten
   }
   const Tensor& t = *values[i];
   if (t.rank() != 1 || !ir::IsInteger(t.element())) return std::nullopt;
-  ir::Shape shape;
-  for (int64_t k = 0; k < t.num_elements(); ++k) {
-    shape.push_back(
-        numerics::LoadAsInt64(t.element(), t.raw() + k * ir::StorageBytes(t.element())));
-    if (shape.back() < 0) return std::nullopt;
+  ir::Shape shape = IndexValues(t);
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
   }
   return shape;
 }

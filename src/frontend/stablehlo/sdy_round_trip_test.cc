@@ -2,34 +2,22 @@
 // mhlo.frontend_attributes) reads as the native form it stands for.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "testing/test_util.h"
 #include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/ir/printer.h"
 
 namespace tpusim::frontend {
 namespace {
 
-std::string Printed(const std::string& text) {
-  auto m = ParseStableHlo(text, "test.mlir");
-  if (!m.ok()) {
-    ADD_FAILURE() << m.status().ToString() << "\n" << text;
-    return "";
-  }
-  return ir::PrintModule(**m);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// `text` parsed, verified and printed ("" on failure, with a test failure).
+std::string Printed(std::string_view text) {
+  std::unique_ptr<ir::Module> m = test::ParseVerified(text);
+  return m == nullptr ? "" : ir::PrintModule(*m);
 }
 
 TEST(SdyRoundTrip, ReadsAsTheNativeForm) {
   const std::string exported =
-      ReadFile(std::string(TPUSIM_SOURCE_DIR) + "/tests/jax_exports/shardy_round_trip.mlir");
+      test::ReadFile(std::string(TPUSIM_SOURCE_DIR) + "/tests/jax_exports/shardy_round_trip.mlir");
   ASSERT_FALSE(exported.empty());
   EXPECT_EQ(Printed(exported), Printed(R"(
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {

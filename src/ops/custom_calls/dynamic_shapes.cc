@@ -21,11 +21,11 @@
 #include <optional>
 
 #include "ops/reduce_window.h"
+#include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ir/dynamic.h"
 #include "tpusim/ir/rewrite.h"
-#include "tpusim/numerics/float_formats.h"
 #include "tpusim/ops/custom_call.h"
 
 namespace tpusim::ops {
@@ -41,13 +41,8 @@ std::optional<std::vector<int64_t>> KnownInts(Values values, int i) {
   if (i < 0 || static_cast<size_t>(i) >= values.size() || values[i] == nullptr) {
     return std::nullopt;
   }
-  const Tensor& t = *values[i];
-  if (!ir::IsInteger(t.element())) return std::nullopt;
-  std::vector<int64_t> v;
-  for (int64_t k = 0; k < t.num_elements(); ++k) {
-    v.push_back(numerics::LoadAsInt64(t.element(), t.raw() + k * ir::StorageBytes(t.element())));
-  }
-  return v;
+  if (!ir::IsInteger(values[i]->element())) return std::nullopt;
+  return IndexValues(*values[i]);
 }
 
 // Operand `i` must be an integer tensor of `shape`.
