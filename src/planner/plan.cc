@@ -432,7 +432,9 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
 
 std::string PlanHtml(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   nlohmann::json doc = PlanDoc(r, candidates);
-  for (size_t i = 0; i < candidates.size(); ++i) doc["candidates"][i]["mesh"] = candidates[i].Mesh();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    doc["candidates"][i]["mesh"] = candidates[i].Mesh();  // as the table names it
+  }
   const bool best = !candidates.empty() && candidates[0].fits();  // as PlanTable names it
   nlohmann::json data = {
       {"plan", std::move(doc)},

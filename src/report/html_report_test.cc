@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/report/report.h"

@@ -18,14 +18,13 @@ std::string Escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
+    std::string_view ref = c == '&'    ? "&amp;"
+                           : c == '<'  ? "&lt;"
+                           : c == '>'  ? "&gt;"
+                           : c == '"'  ? "&quot;"
+                           : c == '\'' ? "&#39;"
+                                       : "";
+    out += ref.empty() ? std::string_view(&c, 1) : ref;
   }
   return out;
 }
@@ -36,12 +35,11 @@ std::string ScriptJson(const nlohmann::json& data) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
-      default: out += c;
-    }
+    std::string_view escape = c == '<'   ? "\\u003c"
+                              : c == '>' ? "\\u003e"
+                              : c == '&' ? "\\u0026"
+                                         : "";
+    out += escape.empty() ? std::string_view(&c, 1) : escape;
   }
   return out;
 }

@@ -5,10 +5,9 @@
 #ifndef TPUSIM_REPORT_HTML_PAGE_H_
 #define TPUSIM_REPORT_HTML_PAGE_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace tpusim::report::html {
 

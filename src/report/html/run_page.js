@@ -246,15 +246,15 @@ function sliceLinks() {
     return;
   }
   const chipKey = l => l.slice + ':' + l.chip.join(',');
-  const chips = [...new Set(sl.links.map(chipKey))];
-  const rows = [...new Set(sl.links.map(l => l.axis + l.direction))].sort();
+  const chips = new Map(), rows = [...new Set(sl.links.map(l => l.axis + l.direction))].sort();
+  for (const l of sl.links) if (!chips.has(chipKey(l))) chips.set(chipKey(l), chips.size);
   const most = sl.links.reduce((a, l) => Math.max(a, l.utilization), 1e-12);
-  const cell = Math.max(3, Math.min(16, Math.floor(1100 / chips.length)));
-  const L = 50, c = svg('svg', {width: L + chips.length * cell + 10,
+  const cell = Math.max(3, Math.min(16, Math.floor(1100 / chips.size)));
+  const L = 50, c = svg('svg', {width: L + chips.size * cell + 10,
                                 height: rows.length * (cell + 4) + 30, id: 'link-heatmap'});
   rows.forEach((r, i) => svgText(c, 0, i * (cell + 4) + cell - 2, 'ici ' + r));
   for (const l of sl.links) {
-    const x = L + chips.indexOf(chipKey(l)) * cell, y = rows.indexOf(l.axis + l.direction) * (cell + 4);
+    const x = L + chips.get(chipKey(l)) * cell, y = rows.indexOf(l.axis + l.direction) * (cell + 4);
     const a = 0.15 + 0.85 * l.utilization / most;
     hover(svg('rect', {x: x, y: y, width: cell - 1, height: cell, fill: '#c0392b',
                        'fill-opacity': a.toFixed(3), class: 'link'}, c),
