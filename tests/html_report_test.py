@@ -241,10 +241,13 @@ def main():
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     os.chdir(workdir)
-    tpusim(binary, "run", os.path.join(examples, "mlp_step.mlir"), "--timing-only",
-           "--report-json", "run.json", "--report-html", "run.html")
-    tpusim(binary, "run", os.path.join(examples, "tensor_parallel_mlp.mlir"), "--slice", "v5p-16",
-           "--timing-only", "--report-json", "slice.json", "--report-html", "slice.html")
+    # Copied in, so that the pages' source locations read "step.mlir:7:5".
+    shutil.copy(os.path.join(examples, "mlp_step.mlir"), "step.mlir")
+    shutil.copy(os.path.join(examples, "tensor_parallel_mlp.mlir"), "tp.mlir")
+    tpusim(binary, "run", "step.mlir", "--timing-only", "--report-json", "run.json",
+           "--report-html", "run.html")
+    tpusim(binary, "run", "tp.mlir", "--slice", "v5p-16", "--timing-only", "--report-json",
+           "slice.json", "--report-html", "slice.html")
     tpusim(binary, "plan", "--model", "llama3-8b", "--slices", "v5e-8,v6e-8", "--global-batch",
            "16", "--seq", "2048", "--max-tensor", "4", "--json", "plan.json", "--html", "plan.html")
     browser = Browser(workdir)
