@@ -59,7 +59,8 @@ TEST(HtmlReport, DrawsTheJsonReportsNumbers) {
   std::string page = HtmlReport(*t.timeline, s);
   // The hostile file name is data, never markup.
   EXPECT_EQ(page.find("<img"), std::string::npos);
-  EXPECT_EQ(page.find("http"), std::string::npos);
+  EXPECT_EQ(page.find("http:"), std::string::npos);
+  EXPECT_EQ(page.find("https:"), std::string::npos);
   json data = PageData(page);
   json report = json::parse(JsonReport(*t.timeline, s));
   ASSERT_TRUE(data.contains("report"));

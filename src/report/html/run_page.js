@@ -1,5 +1,5 @@
 // The run page (HtmlReport): DATA.report is the JSON report (docs/report.md)
-// with its ops as columns, DATA.timeline device 0's spans.
+// with its ops as columns, DATA.timeline device 0's spans (times in ps).
 const R = DATA.report;
 const OPS = fromColumns(R.ops);
 const BOUNDS = Object.keys(R.time_by_bound);
@@ -163,7 +163,7 @@ function hbmTimeline() {
 // buttons to zoom.
 function unitTimeline() {
   const s = section('Timeline of the units', 'timeline');
-  const tl = DATA.timeline, spans = tl.spans;
+  const tl = DATA.timeline, spans = tl.spans.map(([k, a, d, op]) => [k, a * 1e-12, d * 1e-12, op]);
   const used = [...new Set(spans.map(sp => sp[0]))].sort((a, b) => a - b);
   const end = spans.reduce((a, sp) => Math.max(a, sp[1] + sp[2]), Math.max(R.total_seconds, 1e-12));
   const W = 1200, L = 110, rowH = 24, H = used.length * rowH + 30;
