@@ -250,7 +250,7 @@ function sliceLinks() {
   for (const l of sl.links) if (!chips.has(chipKey(l))) chips.set(chipKey(l), chips.size);
   const most = sl.links.reduce((a, l) => Math.max(a, l.utilization), 1e-12);
   const cell = Math.max(3, Math.min(16, Math.floor(1100 / chips.size)));
-  const L = 50, c = svg('svg', {width: L + chips.size * cell + 10,
+  const L = 50, c = svg('svg', {width: Math.max(700, L + chips.size * cell + 10),
                                 height: rows.length * (cell + 4) + 30, id: 'link-heatmap'});
   rows.forEach((r, i) => svgText(c, 0, i * (cell + 4) + cell - 2, 'ici ' + r));
   for (const l of sl.links) {
