@@ -18,6 +18,7 @@ packages=(
   libcpp-httplib-dev libsqlite3-dev   # tpusim cloud: the API server, its state
   python3-scipy           # test oracle for the LAPACK custom calls (tests/lapack_test.py)
   curl                    # docs/cloud.md's REST call, run by tests/docs_test.py
+  chromium                # tests/html_report_test.py loads the HTML reports headless
   python3-googleapi python3-google-auth python3-google-auth-httplib2   # Google's Python client
                           # of the Cloud TPU API, against tpusim cloud (tests/cloud_clients)
 )

@@ -96,6 +96,15 @@ for d in e1 e2 e3 e4 e5 e6 e7 e8; do
   [[ -z $(ls -A "$d" 2>/dev/null) ]] || fail "$d: output files left after an error"
 done
 
+# The HTML report: a value run's and a timing-only run's page; a path that
+# cannot be written is a one-line error.
+expect_exit 0 "report html" "$tpusim" run add.mlir --random-inputs --output-dir h1 --report-html h1.html
+head -n 1 h1.html | grep -q '^<!DOCTYPE html>' || fail "report html: $(head -c 200 h1.html)"
+expect_exit 0 "report html timing" "$tpusim" run add.mlir --timing-only --report-html h2.html
+grep -q '"schema":"tpusim.report/1"' h2.html || fail "report html timing: no report data"
+expect_exit 2 "report html unwritable" "$tpusim" run add.mlir --timing-only --report-html no_dir/r.html
+[[ ! -e no_dir ]] || fail "report html unwritable: no_dir was made"
+
 expect_exit 0 "version" "$tpusim" --version
 grep -q '^tpusim ' stdout.txt || fail "version: $(cat stdout.txt)"
 

@@ -91,6 +91,20 @@ class RunTest(unittest.TestCase):
         with self.assertRaises(tpusim.Error):
             tpusim.time(MATMUL).trace()
 
+    def test_html_page(self):
+        report = tpusim.time(MATMUL)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.html")
+            self.assertEqual(report.html(path), path)
+            page = open(path, encoding="utf-8").read()
+            self.assertTrue(page.startswith("<!DOCTYPE html>"))
+            self.assertEqual(page, report.html())
+            self.assertIn('"schema":"tpusim.report/1"', page)
+            # A folder that does not exist: an error, and no file.
+            with self.assertRaisesRegex(tpusim.Error, "cannot write"):
+                report.html(os.path.join(d, "no", "run.html"))
+            self.assertEqual(os.listdir(d), ["run.html"])
+
     def test_bf16_results_come_back_as_float32_and_ints_as_ints(self):
         a = np.array([1.0, 1.0 / 3.0, 256.0, -2.5], np.float32)
         b = np.array([2.0 ** -9, 0.0, 1.0, 0.5], np.float32)

@@ -26,11 +26,12 @@ __all__ = ["Error", "Report", "chips", "run", "time"]
 class Report:
     """The timing report of one run: the figures `tpusim run` prints."""
 
-    def __init__(self, text, json_text, trace):
+    def __init__(self, text, json_text, trace, html_text=""):
         self._text = text
         self._json_text = json_text
         self._data = json.loads(json_text)
         self._trace = trace
+        self._html = html_text
 
     @property
     def total_seconds(self):
@@ -69,6 +70,24 @@ class Report:
         if not self._trace:
             raise Error("no trace was recorded: pass trace=True")
         return self._trace
+
+    def html(self, path=None):
+        """The report as one self-contained HTML page of charts, as
+        `tpusim run --report-html` writes it. With `path`, writes it there
+        (whole or not at all) and returns the path; else returns the page."""
+        if path is None:
+            return self._html
+        path = os.fspath(path)
+        tmp = "%s.tmp.%d" % (path, os.getpid())
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(self._html)
+            os.replace(tmp, path)
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise Error("cannot write %s: %s" % (path, e.strerror or e)) from None
+        return path
 
     def __str__(self):
         return self._text
@@ -130,9 +149,9 @@ def _execute(program, arrays, chip, numerics, precision, slice, topology, chip_f
     args.timing_only = timing_only
     args.overlap = overlap
     args.trace = trace
-    results, text, json_text, trace_text = _tpusim.run(args)
+    results, text, json_text, trace_text, html_text = _tpusim.run(args)
     arrays = [np.load(io.BytesIO(r), allow_pickle=False) for r in results]
-    return arrays, Report(text, json_text, trace_text)
+    return arrays, Report(text, json_text, trace_text, html_text)
 
 
 def run(program, *arrays, chip="v5e", numerics="tpu", precision=None, slice=None,

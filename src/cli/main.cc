@@ -240,6 +240,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd->add_option("--report-json", run.report_json, "write the full timing report as JSON");
   run_cmd->add_option("--trace", run.trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
+  run_cmd->add_option("--report-html", run.report_html,
+                      "write the report as an HTML page of charts (opens offline)");
   int64_t trip_count = -1;
   run_cmd
       ->add_option("--trip-count", trip_count,
@@ -312,7 +314,7 @@ int Main(int argc, char** argv) {
                    "gradient accumulation: the batch in this many microbatches")
       ->capture_default_str();
 
-  std::string plan_model, plan_slices, plan_json;
+  std::string plan_model, plan_slices, plan_json, plan_html;
   tpusim::planner::PlanRequest plan;
   CLI::App* plan_cmd = app.add_subcommand(
       "plan",
@@ -375,6 +377,8 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--region", region,
                        "charge one region's prices (default: each generation's first listed)");
   plan_cmd->add_option("--json", plan_json, "also write the candidates as JSON to this file");
+  plan_cmd->add_option("--html", plan_html,
+                       "also write the candidates as an HTML page of charts to this file");
   plan_cmd->add_flag("--verbose", plan.verbose,
                      "list every candidate that does not fit HBM, not only the closest");
 
@@ -445,6 +449,7 @@ int Main(int argc, char** argv) {
     plan.pricing = pricing;
     serving.pricing = pricing;
     if (serve) {
+      if (!plan_html.empty()) return Fail("--html draws training plans; --serve has none", 2);
       serving.model = *spec;
       if (plan_slices.find(',') != std::string::npos) return Fail("--serve takes one --slice", 2);
       serving.slice = plan_slices;
@@ -481,6 +486,11 @@ int Main(int argc, char** argv) {
     if (!plan_json.empty()) {
       Status st =
           tpusim::io::WriteFileAtomically(plan_json, tpusim::planner::PlanJson(plan, *candidates));
+      if (!st.ok()) return Fail(st);
+    }
+    if (!plan_html.empty()) {
+      Status st =
+          tpusim::io::WriteFileAtomically(plan_html, tpusim::planner::PlanHtml(plan, *candidates));
       if (!st.ok()) return Fail(st);
     }
     std::fputs(tpusim::planner::PlanTable(plan, *candidates).c_str(), stdout);

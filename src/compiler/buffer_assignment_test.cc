@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler/best_fit_heap.h"
 #include "tpusim/base/bytes.h"
@@ -57,6 +58,15 @@ TEST(BufferAssignment, ChainReusesDeadBuffers) {
   EXPECT_EQ(plan.peak_at, "stablehlo.exponential %c at test.mlir:4:3");
   EXPECT_EQ(plan.function, "main");
   EXPECT_EQ(plan.capacity_bytes, V5e().memory.hbm_bytes);
+}
+
+TEST(BufferAssignment, LiveBytesFollowProgramOrder) {
+  // Before the first op only %a; each exponential adds its result while its
+  // operand is live; the return keeps %a and the result %e.
+  MemoryPlan plan = PlanMain(kChain);
+  EXPECT_EQ(plan.live_bytes, (std::vector<int64_t>{kTile, 2 * kTile, 3 * kTile, 3 * kTile,
+                                                    3 * kTile, 2 * kTile}));
+  EXPECT_EQ(plan.peak_index, 2);  // at %c, the op peak_at names
 }
 
 TEST(BufferAssignment, ArgumentsAndResultsLiveAllProgram) {

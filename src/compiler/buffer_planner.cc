@@ -169,6 +169,8 @@ MemoryPlan FunctionPlanner::Plan(int64_t capacity_bytes) const {
   plan.sum_of_buffers = body_.sum_of_buffers;
   plan.num_buffers = body_.num_buffers;
   plan.live_at_peak = top.live_at_peak;
+  plan.live_bytes = top.live;
+  plan.peak_index = std::max(top.peak_pos, kBeforeFirstOp) + 1;
   if (top.peak_pos == kBeforeFirstOp) {
     plan.peak_at = "the start of @" + f_.name();
   } else if (top.peak_pos >= 0) {
@@ -463,6 +465,7 @@ void FunctionPlanner::Place(const ir::Block& block, int scope) {
   }
   for (int t = 1; t <= n; ++t) live[t] += live[t - 1];
   sc.max_live = *std::max_element(live.begin(), live.end());
+  sc.live.assign(live.begin(), live.begin() + n + 1);
   // The peak: of the steps where a buffer reaching the heap's top is live,
   // the one with the most bytes live (the fewest holes), the first of equals.
   for (size_t i = 0; i < ids.size(); ++i) {

@@ -80,6 +80,7 @@ class FunctionPlanner {
     std::vector<int> buffers;
     int64_t heap = 0;
     int64_t max_live = 0;
+    std::vector<int64_t> live;  // bytes live before the first op, then at each op
     int peak_pos = -2;  // position of the op at the peak; -1 before the first op
     std::vector<LiveBuffer> live_at_peak;
     int64_t by_kind[4] = {0, 0, 0, 0};  // bytes live at the peak, by BufferKind

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "planner/step_timing.h"
+#include "report/html/page.h"
 #include "runtime/sharding_flags.h"
 #include "tpusim/hw/chip.h"
 #include "tpusim/model/train_step.h"
@@ -374,7 +375,10 @@ Status NoneFits(const PlanRequest& r, const std::vector<Candidate>& candidates) 
                            " in HBM (the table lists each candidate's memory)");
 }
 
-std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+namespace {
+
+// `tpusim plan --json`'s document (docs/planner.md).
+nlohmann::json PlanDoc(const PlanRequest& r, const std::vector<Candidate>& candidates) {
   nlohmann::json j;
   j["model"] = r.model.name;
   j["global_batch"] = r.global_batch;
@@ -417,7 +421,26 @@ std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candida
     }
     list.push_back(std::move(e));
   }
-  return j.dump(2) + "\n";
+  return j;
+}
+
+}  // namespace
+
+std::string PlanJson(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+  return PlanDoc(r, candidates).dump(2) + "\n";
+}
+
+std::string PlanHtml(const PlanRequest& r, const std::vector<Candidate>& candidates) {
+  nlohmann::json doc = PlanDoc(r, candidates);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    doc["candidates"][i]["mesh"] = candidates[i].Mesh();  // as the table names it
+  }
+  const bool best = !candidates.empty() && candidates[0].fits();  // as PlanTable names it
+  nlohmann::json data = {
+      {"plan", std::move(doc)},
+      {"best", best ? nlohmann::json(0) : nlohmann::json(nullptr)},
+      {"objective", r.objective == PlanRequest::Objective::kCost ? "cost" : "time"}};
+  return report::html::Page("tpusim plan: " + r.model.name, data, report::html::PlanPageJs());
 }
 
 }  // namespace tpusim::planner

@@ -62,7 +62,7 @@ struct RunArgs {
   bool timing_only = false, overlap = true, trace = false;
 };
 
-// Returns (results as .npy bytes, text report, JSON report, trace).
+// Returns (results as .npy bytes, text report, JSON report, trace, HTML page).
 py::tuple Run(const RunArgs& a) {
   runtime::RunOptions o;
   o.chip = a.chip;
@@ -74,6 +74,7 @@ py::tuple Run(const RunArgs& a) {
   o.arg_shapes = a.arg_shapes;
   o.overlap = a.overlap;
   if (a.trace) o.trace = "(in memory)";  // Execute keeps the trace itself
+  o.report_html = "(in memory)";         // and the page, for Report.html
   o.eval = ValueOr(EvalOptionsOf(a.numerics, a.precision));
   std::vector<Tensor> args;
   for (size_t i = 0; i < a.inputs.size(); ++i) {
@@ -87,7 +88,7 @@ py::tuple Run(const RunArgs& a) {
   }
   py::list results;
   for (const Tensor& t : e.results) results.append(py::bytes(ValueOr(io::EncodeNpy(t))));
-  return py::make_tuple(results, e.text_report, e.json_report, e.trace);
+  return py::make_tuple(results, e.text_report, e.json_report, e.trace, e.html_report);
 }
 
 py::list Chips() {

@@ -1,5 +1,7 @@
 #include <nlohmann/json.hpp>
 
+#include "report/json_doc.h"
+
 #include "report/fusion_section.h"
 #include "report/memory_section.h"
 #include "report/slice_section.h"
@@ -78,8 +80,8 @@ json CompileJson(const CompileInfo& c) {
 
 }  // namespace
 
-std::string JsonReport(const timing::Timeline& timeline, const Summary& s,
-                       const CompileInfo* compile) {
+json ReportJson(const timing::Timeline& timeline, const Summary& s,
+                const CompileInfo* compile) {
   json bounds = json::object();
   for (int b = 0; b < hw::kNumBounds; ++b)
     bounds[hw::BoundName(static_cast<hw::Bound>(b))] = s.bound_seconds[b];
@@ -109,7 +111,12 @@ std::string JsonReport(const timing::Timeline& timeline, const Summary& s,
     doc["compile"] = CompileJson(*compile);
     if (compile->memory != nullptr) doc["memory"] = MemoryJson(*compile->memory);
   }
-  return doc.dump(2) + "\n";
+  return doc;
+}
+
+std::string JsonReport(const timing::Timeline& timeline, const Summary& s,
+                       const CompileInfo* compile) {
+  return ReportJson(timeline, s, compile).dump(2) + "\n";
 }
 
 }  // namespace tpusim::report

@@ -66,6 +66,8 @@ json MemoryJson(const MemoryPlan& p) {
           {"num_buffers", p.num_buffers},
           {"host_bytes", p.host_bytes},
           {"peak_at", p.peak_at},
+          {"live_bytes", p.live_bytes},
+          {"peak_index", p.peak_index},
           {"live_at_peak", live}};
 }
 

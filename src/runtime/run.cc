@@ -211,6 +211,7 @@ Execution Report(const Prepared& p, timing::Timeline timeline, const RunOptions&
   e.text_report = report::TextReport(timeline, e.summary, &info);
   e.json_report = report::JsonReport(timeline, e.summary, &info);
   if (!options.trace.empty()) e.trace = report::PerfettoTrace(timeline);
+  if (!options.report_html.empty()) e.html_report = report::HtmlReport(timeline, e.summary, &info);
   return e;
 }
 
@@ -227,6 +228,9 @@ Status WriteReports(const Execution& e, const RunOptions& options, std::FILE* ou
   }
   if (!options.trace.empty()) {
     TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.trace, e.trace));
+  }
+  if (!options.report_html.empty()) {
+    TPUSIM_RETURN_IF_ERROR(io::WriteFileAtomically(options.report_html, e.html_report));
   }
   return Status::Ok();
 }

@@ -65,6 +65,11 @@ struct MemoryPlan {
   // The largest buffers live at the peak (at most kMaxLiveListed), largest
   // first; a loop or branch live there contributes its body's buffers.
   std::vector<LiveBuffer> live_at_peak;
+  // Bytes live over the entry's program order, holes not counted (a loop or
+  // call counts its body's heap while it runs): [0] before the first op, [i]
+  // while op i-1 runs. The peak is at [peak_index]; the report draws these.
+  std::vector<int64_t> live_bytes;
+  int peak_index = 0;
   static constexpr int kMaxLiveListed = 10;
 };
 

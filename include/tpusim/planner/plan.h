@@ -92,9 +92,14 @@ StatusOr<std::vector<Candidate>> Plan(const PlanRequest& request, const Progress
 // OK, or kResourceExhausted naming the slices when no candidate fits HBM.
 Status NoneFits(const PlanRequest& request, const std::vector<Candidate>& candidates);
 
-// The candidates as a text table / as JSON.
+// The candidates as a text table / as JSON (docs/planner.md).
 std::string PlanTable(const PlanRequest& request, const std::vector<Candidate>& candidates);
 std::string PlanJson(const PlanRequest& request, const std::vector<Candidate>& candidates);
+// The candidates as a self-contained HTML page a browser draws offline
+// (docs/report.md): each a point at its HBM per device and step time, the
+// best marked, the rejected ones with their memory breakdown. Drawn from
+// PlanJson's document.
+std::string PlanHtml(const PlanRequest& request, const std::vector<Candidate>& candidates);
 
 }  // namespace tpusim::planner
 

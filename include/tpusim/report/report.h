@@ -1,6 +1,6 @@
 // Reports of a timeline: a text summary for people, JSON with every op for
-// tools (schema in docs/report.md), and a Chrome/Perfetto trace with a track
-// per unit (open it in ui.perfetto.dev).
+// tools (schema in docs/report.md), a Chrome/Perfetto trace with a track
+// per unit (open it in ui.perfetto.dev), and an HTML page of charts.
 #ifndef TPUSIM_REPORT_REPORT_H_
 #define TPUSIM_REPORT_REPORT_H_
 
@@ -81,6 +81,13 @@ std::string JsonReport(const timing::Timeline& timeline, const Summary& summary,
 // torus axis and one for the DCN. One process stands for every device when
 // the timeline has no device_spans().
 std::string PerfettoTrace(const timing::Timeline& timeline);
+// A self-contained HTML page (docs/report.md) a browser draws offline: the
+// overview, a sortable op table, a roofline of the ops, the HBM over the
+// program (given `compile` with a memory plan), a zoomable timeline of the
+// units and, on a slice, its links. Drawn from JsonReport's data, so both
+// show the same numbers; the timeline shows at most 40,000 spans.
+std::string HtmlReport(const timing::Timeline& timeline, const Summary& summary,
+                       const CompileInfo* compile = nullptr);
 
 // Units a person reads: "412 ns", "3.20 ms", "1.50 GB", "819 GB/s", "197 TFLOP/s".
 std::string FormatSeconds(double s);

@@ -55,6 +55,7 @@ struct RunOptions {
   bool timing_only = false;    // shapes only: no inputs, values or .npy files
   std::string report_json;     // where the JSON report goes; empty: nowhere
   std::string trace;           // where the Perfetto trace goes; empty: nowhere
+  std::string report_html;     // where the HTML page goes; empty: nowhere
   // Iterations for while loops whose trip count timing-only mode cannot infer.
   std::optional<int64_t> trip_count;
 
@@ -91,7 +92,7 @@ struct RunOptions {
 // Compiles the program for the chip (runtime/compile.h), runs the compiled
 // program: computes its results (unless timing_only) and writes
 // result<i>.npy into output_dir with one summary line each, then prints the
-// timing report to `out` and writes the JSON report and trace if asked. Float inputs are rounded to narrower float parameter types (bf16,
+// timing report to `out` and writes the JSON report, trace and HTML page if asked. Float inputs are rounded to narrower float parameter types (bf16,
 // f8...). Every output file is written whole or not at all.
 Status RunProgram(const RunOptions& options, std::FILE* out);
 
@@ -106,6 +107,7 @@ struct Execution {
   std::string text_report;      // as `tpusim run` prints it
   std::string json_report;      // as --report-json writes it
   std::string trace;            // the Perfetto trace when options.trace is set
+  std::string html_report;      // the HTML page when options.report_html is set
 };
 
 // Compiles and runs `module` as RunProgram does, on `args` (one per
