@@ -96,7 +96,8 @@ class RunTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "run.html")
             self.assertEqual(report.html(path), path)
-            page = open(path, encoding="utf-8").read()
+            with open(path, encoding="utf-8") as f:
+                page = f.read()
             self.assertTrue(page.startswith("<!DOCTYPE html>"))
             self.assertEqual(page, report.html())
             self.assertIn('"schema":"tpusim.report/1"', page)
