@@ -18,6 +18,10 @@ packages=(
   libcpp-httplib-dev libsqlite3-dev   # tpusim cloud: the API server, its state
   python3-scipy           # test oracle for the LAPACK custom calls (tests/lapack_test.py)
   curl                    # docs/cloud.md's REST call, run by tests/docs_test.py
+  libonnx-dev libprotobuf-dev   # the ONNX front end: onnx.proto, its checker
+  libonnx-testdata python3-onnx  # ONNX's backend test suite and its reader
+                                 # (scripts/onnx_conformance.py); python3-torch and
+  python3-torch python3-torchvision   # torchvision: PyTorch as a client (tests/onnx_pytorch_test.py)
   chromium                # tests/html_report_test.py loads the HTML reports headless
   python3-googleapi python3-google-auth python3-google-auth-httplib2   # Google's Python client
                           # of the Cloud TPU API, against tpusim cloud (tests/cloud_clients)

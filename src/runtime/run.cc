@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/arg_shapes.h"
+#include "runtime/onnx_program.h"
 #include "runtime/progress_line.h"
 #include "runtime/run_devices.h"
 #include "runtime/run_io.h"
@@ -252,8 +253,14 @@ bool IsStop(const Status& status) { return status.code() == StatusCode::kCancell
 
 Status RunProgram(const RunOptions& options, std::FILE* out) {
   TPUSIM_RETURN_IF_ERROR(CheckStepOptions(options));
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, LoadModule(options.program));
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), options));
+  // An ONNX model is lowered for its input shapes, so it takes --arg-shape
+  // itself and reaches Prepare static.
+  const bool onnx = IsOnnxFile(options.program);
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                          onnx ? LoadOnnx(options.program, options) : LoadModule(options.program));
+  RunOptions sized = options;
+  if (onnx) sized.arg_shapes.clear();
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), sized));
   // Under mpirun every process computes alike; process 0 alone speaks.
   const bool speaks = options.world == nullptr || options.world->primary();
   if (speaks) std::fputs(DeviceLine(*p).c_str(), out);

@@ -1,0 +1,67 @@
+// The ONNX front end: reads a serialized ONNX model (what torch.onnx.export
+// and tf2onnx write) with the ONNX project's own messages and checker, and
+// lowers its graph to tpusim's StableHLO ops, so that every later stage
+// (compilation, both numerics, timing, --slice, the report) works on it as
+// on a JAX export. docs/onnx.md lists the ops and their lowerings.
+#ifndef TPUSIM_FRONTEND_ONNX_IMPORTER_H_
+#define TPUSIM_FRONTEND_ONNX_IMPORTER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpusim/base/status.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/tensor/tensor.h"
+
+namespace tpusim::frontend {
+
+// A graph input that is not an initializer: its name, element type and
+// dimensions, -1 where the model leaves one symbolic or unknown (then
+// `dim_names` holds the symbol, e.g. "batch", or is empty).
+struct OnnxInput {
+  std::string name;
+  ir::ElementType element = ir::ElementType::kF32;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dim_names;
+};
+
+struct OnnxImportOptions {
+  // Shapes of graph inputs by name; required for an input with a symbolic
+  // or unknown dimension, checked against the model for the others.
+  std::map<std::string, ir::Shape> input_shapes;
+  // The value of a graph input by name, asked for only when a result's
+  // shape depends on it (a Reshape's target, a TopK's k): the program is
+  // then specialized to that value, as XLA specializes a program to its
+  // shapes. Null: such inputs are an error (a timing-only run).
+  std::function<StatusOr<Tensor>(const std::string& name)> input_value;
+};
+
+// The SSA name @main gives the graph input `name`: its characters outside
+// [A-Za-z0-9_] as '_' ("input.1" -> "input_1"), so that the program prints.
+std::string OnnxValueName(const std::string& name);
+
+// Whether `bytes` look like a serialized ModelProto rather than program
+// text: not text, and starting with the ir_version field.
+bool LooksLikeOnnx(std::string_view bytes);
+
+// The graph inputs of the model in `bytes` (read from `path`), in order.
+StatusOr<std::vector<OnnxInput>> ReadOnnxInputs(std::string_view bytes, const std::string& path);
+
+// Lowers the model to a module whose public @main takes the graph inputs
+// (in order; initializers become constants) and returns the graph outputs.
+// Tensors stored outside the model (external data) are read relative to
+// `path`'s folder. Ops are located at `path:N:1`, N the node's 1-based
+// position in its graph. Errors: kInvalidArgument for a malformed or
+// invalid model (the checker's message), kUnimplemented naming the node, its
+// op and the attribute or type tpusim does not support. The module is not
+// verified; run verify::VerifyModule next.
+StatusOr<std::unique_ptr<ir::Module>> ImportOnnx(std::string_view bytes, const std::string& path,
+                                                 const OnnxImportOptions& options);
+
+}  // namespace tpusim::frontend
+
+#endif  // TPUSIM_FRONTEND_ONNX_IMPORTER_H_

@@ -1,0 +1,189 @@
+// The ONNX importer's entry points: parse, check, read external data, then
+// lower the main graph into @main (graph.cc, the ops in ops/*.cc).
+#include "tpusim/frontend/onnx/importer.h"
+
+#include <onnx/checker.h>
+
+#include <filesystem>
+#include <set>
+
+#include "frontend/onnx/graph.h"
+#include "frontend/onnx/tensor_proto.h"
+
+namespace tpusim::frontend {
+namespace {
+
+using onnx_import::Graph;
+using onnx_import::Lowered;
+using onnx_import::ModelContext;
+
+// The opsets tpusim lowers: what ONNX 1.12's checker knows, from the
+// oldest PyTorch and TensorFlow exporters' on.
+constexpr int kMinOpset = 7;
+constexpr int kMaxOpset = 17;
+
+// One line of a checker message, which spans several ("==> Context: ...").
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+StatusOr<onnx::ModelProto> Parse(std::string_view bytes, const std::string& path) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgument(path + ": not an ONNX model (its bytes do not parse as a ModelProto)");
+  }
+  if (!model.has_graph()) return InvalidArgument(path + ": the ONNX model has no graph");
+  return model;
+}
+
+StatusOr<int> AiOnnxOpset(const onnx::ModelProto& model, const std::string& path) {
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if (id.domain().empty() || id.domain() == "ai.onnx") {
+      if (id.version() < kMinOpset || id.version() > kMaxOpset) {
+        return Unimplemented(path + ": ai.onnx opset " + std::to_string(id.version()) +
+                             " is not supported (tpusim reads opsets " +
+                             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+      }
+      return static_cast<int>(id.version());
+    }
+  }
+  return kMaxOpset;  // a model of other domains only
+}
+
+std::set<std::string> InitializerNames(const onnx::GraphProto& graph) {
+  std::set<std::string> out;
+  for (const onnx::TensorProto& t : graph.initializer()) out.insert(t.name());
+  return out;
+}
+
+StatusOr<std::vector<OnnxInput>> Inputs(const onnx::ModelProto& model, const std::string& path) {
+  const std::set<std::string> initializers = InitializerNames(model.graph());
+  std::vector<OnnxInput> out;
+  for (const onnx::ValueInfoProto& v : model.graph().input()) {
+    if (initializers.count(v.name()) > 0) continue;  // a default value: a constant
+    if (!v.type().has_tensor_type()) {
+      return Unimplemented(path + ": graph input '" + v.name() +
+                           "' is not a tensor (sequences and optionals are not supported)");
+    }
+    const onnx::TypeProto::Tensor& t = v.type().tensor_type();
+    OnnxInput in;
+    in.name = v.name();
+    StatusOr<ir::ElementType> e = onnx_import::ElementOfOnnx(t.elem_type());
+    if (!e.ok()) return Unimplemented(path + ": graph input '" + v.name() + "': " + e.status().message());
+    in.element = *e;
+    if (!t.has_shape()) {
+      return Unimplemented(path + ": graph input '" + v.name() + "' has no rank");
+    }
+    for (const onnx::TensorShapeProto::Dimension& d : t.shape().dim()) {
+      in.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      in.dim_names.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+std::string DimsText(const OnnxInput& in) {
+  std::string s;
+  for (size_t i = 0; i < in.dims.size(); ++i) {
+    if (i > 0) s += "x";
+    s += in.dims[i] >= 0 ? std::to_string(in.dims[i])
+                         : (in.dim_names[i].empty() ? "?" : in.dim_names[i]);
+  }
+  return s.empty() ? "a scalar" : s;
+}
+
+// The shape `in` runs at: its own, or the one the options give.
+StatusOr<ir::Shape> ShapeOf(const OnnxInput& in, const OnnxImportOptions& options,
+                            const std::string& path) {
+  auto given = options.input_shapes.find(in.name);
+  bool dynamic = false;
+  for (int64_t d : in.dims) dynamic |= d < 0;
+  if (given == options.input_shapes.end()) {
+    if (!dynamic) return ir::Shape(in.dims);
+    return InvalidArgument(path + ": input '" + in.name + "' has the dynamic shape " +
+                           DimsText(in) + ": give its shape with --arg-shape " + in.name +
+                           "=DIMS (like 8x128) or an --input file");
+  }
+  const ir::Shape& shape = given->second;
+  bool fits = shape.size() == in.dims.size();
+  for (size_t i = 0; fits && i < shape.size(); ++i) fits = in.dims[i] < 0 || in.dims[i] == shape[i];
+  if (!fits) {
+    std::string s;
+    for (size_t i = 0; i < shape.size(); ++i) s += (i > 0 ? "x" : "") + std::to_string(shape[i]);
+    return InvalidArgument(path + ": input '" + in.name + "' is " + DimsText(in) + ", not " +
+                           (s.empty() ? "a scalar" : s));
+  }
+  return shape;
+}
+
+}  // namespace
+
+std::string OnnxValueName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+bool LooksLikeOnnx(std::string_view bytes) {
+  // A ModelProto's first field is ir_version (field 1, a varint: 0x08).
+  return !bytes.empty() && bytes[0] == 0x08 && bytes.find('\0') != std::string_view::npos;
+}
+
+StatusOr<std::vector<OnnxInput>> ReadOnnxInputs(std::string_view bytes, const std::string& path) {
+  TPUSIM_ASSIGN_OR_RETURN(onnx::ModelProto model, Parse(bytes, path));
+  return Inputs(model, path);
+}
+
+StatusOr<std::unique_ptr<ir::Module>> ImportOnnx(std::string_view bytes, const std::string& path,
+                                                 const OnnxImportOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(onnx::ModelProto model, Parse(bytes, path));
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  TPUSIM_RETURN_IF_ERROR(onnx_import::LoadExternalData(model, dir).WithContext(path));
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return InvalidArgument(path + ": invalid ONNX model: " + OneLine(e.what()));
+  }
+  ModelContext ctx;
+  ctx.path = path;
+  ctx.file = std::make_shared<const std::string>(path);
+  TPUSIM_ASSIGN_OR_RETURN(ctx.opset, AiOnnxOpset(model, path));
+  ctx.options = &options;
+  ctx.dir = dir;
+
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<OnnxInput> inputs, Inputs(model, path));
+  ir::FunctionType type;
+  for (const OnnxInput& in : inputs) {
+    TPUSIM_ASSIGN_OR_RETURN(ir::Shape shape, ShapeOf(in, options, path));
+    type.inputs.push_back(ir::Type::Tensor(in.element, shape));
+  }
+  auto module = std::make_unique<ir::Module>();
+  module->set_name(OnnxValueName(model.graph().name().empty() ? "onnx" : model.graph().name()));
+  auto f = std::make_unique<ir::Function>("main", type, ir::Location{ctx.file, 0, 0});
+  f->set_public(true);
+  ir::Block& entry = f->body().AddBlock();
+  Graph graph(ctx, &entry, nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    graph.Bind(inputs[i].name,
+               Lowered{entry.AddArgument(type.inputs[i], OnnxValueName(inputs[i].name)), {}, inputs[i].name});
+  }
+  TPUSIM_RETURN_IF_ERROR(graph.LowerNodes(model.graph()));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<ir::Value> results, graph.Outputs(model.graph()));
+  graph.b().set_location(ir::Location{ctx.file, 0, 0});
+  graph.b().Emit("func.return", results, {});
+  for (ir::Value r : results) type.results.push_back(r.type());
+  f->set_type(type);
+  f->result_attrs().resize(type.results.size());
+  f->Renumber();
+  module->AddFunction(std::move(f));
+  return module;
+}
+
+}  // namespace tpusim::frontend
