@@ -16,7 +16,9 @@ own backend test compares (onnx.backend.test.runner): floats with
 |actual - expected| <= atol + rtol * |expected|, rtol=1e-3, atol=1e-7 (the
 real/ models name their own in data.json); NaN where and only where the
 expected value is NaN; integers, booleans and strings exactly; the shape and
-the dtype exactly.
+the dtype exactly. Strings go to tpusim as numpy 'U' arrays; bfloat16 values
+(UINT16 bit patterns in ONNX's test data) go and are compared as float32, the
+way tpusim reads and writes bfloat16 in .npy files.
 
 A case is
   pass         every output of every data set matches;
@@ -30,6 +32,9 @@ A case is
                SequenceProto/OptionalProto, not as a tensor .npy can hold;
   skipped      nothing to run: real/ ships only data.json, which names a
                model to download.
+A failing case whose test data is off gets a "[test data: ...]" note: an
+input whose shape is not the one its model declares, or a known error of
+ONNX 1.12's data (DATA_NOTES).
 
 The op of a case, for the per-op table, is the op type of its graph's nodes
 when the (top-level) graph has one op kind. Otherwise it is the op type whose
@@ -96,6 +101,16 @@ ALIASES = {
     "simplernn": "RNN",
     "greaterequal": "GreaterOrEqual",
     "lessequal": "LessOrEqual",
+}
+
+# Notes on the test data itself, added to the reason when such a case fails.
+DATA_NOTES = {
+    "test_cast_FLOAT_to_BFLOAT16":
+        "ONNX 1.12's expected values are the inputs truncated to bfloat16, not rounded",
+    "test_castlike_FLOAT_to_BFLOAT16":
+        "ONNX 1.12's expected values are the inputs truncated to bfloat16, not rounded",
+    "test_castlike_FLOAT_to_BFLOAT16_expanded":
+        "ONNX 1.12's expected values are the inputs truncated to bfloat16, not rounded",
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -223,10 +238,10 @@ def compare(actual, expected, rtol=RTOL, atol=ATOL):
 # ---------------------------------------------------------------- running
 
 def error_line(stderr):
-    """tpusim's error line: the first 'error:' line, else the last line."""
+    """tpusim's error line: the first 'error:' or 'tpusim:' line, else the last line."""
     lines = [l.strip() for l in stderr.splitlines() if l.strip()]
     for l in lines:
-        if l.startswith("error:"):
+        if l.startswith(("error:", "tpusim:")):
             return l[:400]
     return lines[-1][:400] if lines else "(nothing on stderr)"
 
@@ -238,16 +253,36 @@ def value_kind(value_info):
             "sparse_tensor_type": "sparse tensor"}.get(kind, str(kind))
 
 
+def static_shape(value_info):
+    """The declared shape, None for unknown dims; None when there is none."""
+    t = value_info.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+
+
+def shape_fits(shape, declared):
+    return len(shape) == len(declared) and all(
+        d is None or d == s for s, d in zip(shape, declared))
+
+
 def article(word):
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def load_array(path):
-    """A TensorProto file as a numpy array; strings as a numpy 'U' array."""
+def load_array(path, elem_type=None):
+    """A TensorProto file as a numpy array: strings as a numpy 'U' array, and
+    bfloat16 (elem_type, the graph's type of the value, or the file's own) as
+    float32, the way tpusim reads and writes bfloat16 in .npy files. ONNX's
+    test data stores bfloat16 as UINT16 bit patterns."""
     tensor = onnx.load_tensor(path)
     if tensor.data_type == onnx.TensorProto.BFLOAT16:
-        raise RunnerError(f"{os.path.basename(path)} is bfloat16, which .npy cannot hold")
+        bits = np.array(tensor.int32_data, dtype=np.uint32) if not tensor.raw_data else \
+            np.frombuffer(tensor.raw_data, dtype="<u2").astype(np.uint32)
+        return (bits << 16).view(np.float32).reshape(tuple(tensor.dims))
     array = numpy_helper.to_array(tensor)
+    if elem_type == onnx.TensorProto.BFLOAT16 and array.dtype == np.uint16:
+        return (array.astype(np.uint32) << 16).view(np.float32)
     if array.dtype == object:
         array = np.array([b.decode() if isinstance(b, bytes) else str(b)
                           for b in array.flat], dtype=str).reshape(array.shape)
@@ -268,7 +303,11 @@ def run_case(case, opts):
     result = {"suite": case.suite, "name": case.name, "op": None, "ops": [],
               "domains": [], "excluded": None, "status": None, "reason": None}
 
+    notes = [DATA_NOTES[case.name]] if case.name in DATA_NOTES else []
+
     def done(status, reason=None):
+        if status == "fail" and notes:
+            reason = f"{reason} [test data: {'; '.join(notes)}]"
         result["status"], result["reason"] = status, reason
         result["seconds"] = round(time.monotonic() - started, 3)
         return result
@@ -301,8 +340,9 @@ def run_case(case, opts):
             kind = value_kind(v)
             if kind != "tensor":
                 return done("unsupported",
-                            f"runner: graph {role} '{v.name}' is {article(kind)} {kind} (stored as a "
-                            f"{kind.capitalize()}Proto); the CLI takes tensors as .npy only")
+                            f"runner: graph {role} '{v.name}' is {article(kind)} {kind} (stored as "
+                            f"{article(kind)} {kind.capitalize()}Proto); the CLI takes tensors "
+                            f"as .npy only")
 
     data_sets = sorted(glob.glob(os.path.join(case.path, "test_data_set_*")))
     if not data_sets:
@@ -312,11 +352,19 @@ def run_case(case, opts):
         with tempfile.TemporaryDirectory(prefix="onnx_conf_") as tmp:
             try:
                 in_files = numbered(data_set, "input")
-                expected = [load_array(f) for f in numbered(data_set, "output")]
+                out_types = [v.type.tensor_type.elem_type for v in graph.output]
+                expected = [load_array(f, out_types[k] if k < len(out_types) else None)
+                            for k, f in enumerate(numbered(data_set, "output"))]
                 npys = []
                 for k, f in enumerate(in_files):
                     npy = os.path.join(tmp, f"input_{k}.npy")
-                    np.save(npy, load_array(f), allow_pickle=False)
+                    elem_type = inputs[k].type.tensor_type.elem_type if k < len(inputs) else None
+                    array = load_array(f, elem_type)
+                    declared = static_shape(inputs[k]) if k < len(inputs) else None
+                    if declared is not None and not shape_fits(array.shape, declared):
+                        notes.append(f"input '{inputs[k].name}' is {shape_str(array.shape)}, "
+                                     f"the model declares {shape_str(declared)}")
+                    np.save(npy, array, allow_pickle=False)
                     npys.append(npy)
             except RunnerError as e:
                 return done("unsupported", f"runner: {e}")
@@ -367,8 +415,11 @@ def counted(r):
 def reason_group(reason):
     """A reason with what is particular to one case taken out, to group by."""
     r = re.sub(r"^(test_data_set_\d+: )", "", reason)
-    r = re.sub(r"^error: ", "", r)
-    r = re.sub(r"\S*model\.onnx:\s*", "", r)
+    r = re.sub(r"^(error|tpusim): ", "", r)
+    r = re.sub(r"\S*\.onnx(:\d+)*:\s*", "", r)
+    r = re.sub(r"\s*\(\S+\.npy\)", "", r)
+    r = re.sub(r"(graph (input|output)|input) (%\S+|'[^']*')", r"\1", r)
+    r = re.sub(r"'[^']*'", "'…'", r)  # value and node names
     r = re.sub(r"node '[^']*' \(([^)]*)\)", r"\1", r)
     r = re.sub(r"^output \d+ \([^)]*\): ", "", r)
     if re.search(r"elements beyond rtol", r):
@@ -396,7 +447,12 @@ def summarize_reasons(rows, limit=4):
             more = "" if len(members) <= 2 else ", ..."
             if reason == "values beyond tolerance":
                 worst = max((m["reason"] for m in members), key=_max_rel)
-                reason = f"values beyond tolerance, worst {worst.split(': ')[-1]}"
+                errs = re.search(r"max abs err \S+ max rel err [^ \]]+", worst)
+                reason += f", worst: {errs.group(0)}" if errs else ""
+                note = re.search(r"\[test data: .*\]$", worst)
+                reason += f" {note.group(0)}" if note else ""
+            if len(reason) > 160:
+                reason = reason[:157] + "..."
             items.append(f"{reason} ({len(members)}: {names}{more})")
         if len(groups) > limit:
             items.append(f"{len(groups) - limit} more reasons")
@@ -439,7 +495,7 @@ def write_markdown(path, rows, command, data):
            f"`tpusim run --numerics reference` over ONNX {onnx.__version__}'s backend test data",
            f"(Debian's libonnx-testdata, `{data}`).",
            "Do not edit by hand; rerun the command.", "",
-           f"Outputs are compared as ONNX's backend test compares them: floats within",
+           "Outputs are compared as ONNX's backend test compares them: floats within",
            f"`|actual - expected| <= atol + rtol |expected|`, rtol={RTOL:g}, atol={ATOL:g};",
            "NaN exactly where expected; integers, booleans and strings exactly; shapes and",
            "dtypes exactly. Unsupported: tpusim exited 3 naming the op, or (\"runner:\") the",

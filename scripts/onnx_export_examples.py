@@ -31,7 +31,6 @@ import sys
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 OPSET = 17
 
