@@ -1,0 +1,374 @@
+// ONNX's matrix products and windowed ops: MatMul and Gemm (dot_general,
+// DEFAULT precision: the TPU's bf16 passes under TPU numerics), Conv and
+// ConvTranspose (convolution), and the pools (reduce_window). Layouts are
+// ONNX's: NCHW activations, OIHW kernels.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstring>
+#include <numeric>
+
+#include "frontend/onnx/node.h"
+
+namespace tpusim::frontend::onnx_import {
+namespace {
+
+using ir::Attribute;
+using ir::ElementType;
+
+std::vector<int64_t> Range(int64_t from, int64_t to) {
+  std::vector<int64_t> v;
+  for (int64_t i = from; i < to; ++i) v.push_back(i);
+  return v;
+}
+
+Status MatMul(Node& n) {
+  Builder& b = n.b();
+  Value x = n.input(0), y = n.input(1);
+  const bool x_vec = Builder::RankOf(x) == 1, y_vec = Builder::RankOf(y) == 1;
+  if (Builder::RankOf(x) == 0 || Builder::RankOf(y) == 0) return n.Invalid("scalar operands");
+  if (x_vec) x = b.Reshape(x, {1, Builder::ShapeOf(x)[0]});
+  if (y_vec) y = b.Reshape(y, {Builder::ShapeOf(y)[0], 1});
+  const Shape& xs = Builder::ShapeOf(x);
+  const Shape& ys = Builder::ShapeOf(y);
+  const int64_t xr = static_cast<int64_t>(xs.size()), yr = static_cast<int64_t>(ys.size());
+  if (xs[xr - 1] != ys[yr - 2]) {
+    return n.Invalid("contracts " + x.type().ToString() + " with " + y.type().ToString());
+  }
+  Shape batch;
+  if (!BroadcastShapes(Shape(xs.begin(), xs.end() - 2), Shape(ys.begin(), ys.end() - 2), &batch)) {
+    return n.Invalid("batch dimensions do not broadcast");
+  }
+  const int64_t nb = static_cast<int64_t>(batch.size());
+  Shape xb = batch, yb = batch;
+  xb.insert(xb.end(), xs.end() - 2, xs.end());
+  yb.insert(yb.end(), ys.end() - 2, ys.end());
+  x = b.BroadcastTo(x, xb);
+  y = b.BroadcastTo(y, yb);
+  Value r = b.DotGeneral(x, y, Range(0, nb), Range(0, nb), {nb + 1}, {nb}, Builder::ElementOf(x));
+  Shape out = batch;
+  if (!x_vec) out.push_back(xs[xr - 2]);
+  if (!y_vec) out.push_back(ys[yr - 1]);
+  n.SetOutput(0, b.Reshape(r, out));
+  return Status::Ok();
+}
+
+Status Gemm(Node& n) {
+  Builder& b = n.b();
+  Value a = n.input(0), w = n.input(1);
+  if (Builder::RankOf(a) != 2 || Builder::RankOf(w) != 2) return n.Invalid("needs 2-D A and B");
+  const bool ta = n.Int("transA", 0) != 0, tb = n.Int("transB", 0) != 0;
+  if (Builder::ShapeOf(a)[ta ? 0 : 1] != Builder::ShapeOf(w)[tb ? 1 : 0]) {
+    return n.Invalid("A and B do not multiply");
+  }
+  Value y = b.DotGeneral(a, w, {}, {}, {ta ? 0 : 1}, {tb ? 1 : 0}, Builder::ElementOf(a));
+  const double alpha = n.Float("alpha", 1.0f), beta = n.Float("beta", 1.0f);
+  if (alpha != 1) y = b.Mul(y, b.FullLike(y, alpha));
+  if (n.has_input(2) && beta != 0) {
+    Value c = n.input(2);
+    Shape out;
+    if (!BroadcastShapes(Builder::ShapeOf(c), Builder::ShapeOf(y), &out) ||
+        out != Builder::ShapeOf(y)) {
+      return n.Invalid("C does not broadcast to the product's shape");
+    }
+    c = b.BroadcastTo(c, Builder::ShapeOf(y));
+    if (beta != 1) c = b.Mul(c, b.FullLike(c, beta));
+    y = b.Add(y, c);
+  }
+  n.SetOutput(0, y);
+  return Status::Ok();
+}
+
+// A window's geometry over the spatial dimensions of an NC... input.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, low, high;
+};
+
+// Reads kernel_shape (or `kernel`), strides, dilations, pads and auto_pad.
+StatusOr<Window> ReadWindow(const Node& n, const Shape& input, std::vector<int64_t> kernel,
+                            bool ceil_mode = false) {
+  const int64_t s = static_cast<int64_t>(input.size()) - 2;
+  if (s < 1) return n.Invalid("needs an N x C x spatial... input");
+  Window w;
+  w.kernel = n.Ints("kernel_shape", kernel);
+  w.strides = n.Ints("strides", std::vector<int64_t>(s, 1));
+  w.dilations = n.Ints("dilations", std::vector<int64_t>(s, 1));
+  std::vector<int64_t> pads = n.Ints("pads", std::vector<int64_t>(2 * s, 0));
+  if (static_cast<int64_t>(w.kernel.size()) != s || static_cast<int64_t>(w.strides.size()) != s ||
+      static_cast<int64_t>(w.dilations.size()) != s || static_cast<int64_t>(pads.size()) != 2 * s) {
+    return n.Invalid("kernel_shape, strides, dilations and pads must cover the " +
+                     std::to_string(s) + " spatial dimensions");
+  }
+  for (int64_t i = 0; i < s; ++i) {
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1) {
+      return n.Invalid("kernel sizes, strides and dilations must be positive");
+    }
+  }
+  w.low.assign(pads.begin(), pads.begin() + s);
+  w.high.assign(pads.begin() + s, pads.end());
+  const std::string auto_pad = n.String("auto_pad", "NOTSET");
+  for (int64_t i = 0; i < s; ++i) {
+    const int64_t in = input[2 + i], span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + span - in);
+      const int64_t small = total / 2;
+      w.low[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.high[i] = total - w.low[i];
+    } else if (auto_pad == "VALID") {
+      w.low[i] = w.high[i] = 0;
+    } else if (auto_pad != "NOTSET") {
+      return n.Invalid("auto_pad '" + auto_pad + "'");
+    }
+    if (ceil_mode) {
+      // Room for the last, partial window: ceil instead of floor.
+      const int64_t padded = in + w.low[i] + w.high[i];
+      const int64_t out = (padded - span + w.strides[i] - 1) / w.strides[i] + 1;
+      // A window that would start in the high padding alone is dropped.
+      const int64_t last = (out - 1) * w.strides[i] >= in + w.low[i] ? out - 1 : out;
+      w.high[i] += std::max<int64_t>(0, (last - 1) * w.strides[i] + span - padded);
+    }
+  }
+  return w;
+}
+
+Attribute Padding(const std::vector<int64_t>& low, const std::vector<int64_t>& high) {
+  std::vector<uint8_t> bytes(low.size() * 2 * sizeof(int64_t));
+  std::vector<int64_t> flat;
+  for (size_t i = 0; i < low.size(); ++i) {
+    flat.push_back(low[i]);
+    flat.push_back(high[i]);
+  }
+  if (!flat.empty()) std::memcpy(bytes.data(), flat.data(), bytes.size());
+  return Attribute::DenseElements(
+      ir::Type::Tensor(ElementType::kSI64, {static_cast<int64_t>(low.size()), 2}), std::move(bytes));
+}
+
+Attribute ConvNumbers(int64_t spatial) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::vector<Attribute> out;
+    for (int64_t x : v) out.push_back(Attribute::Int(x));
+    return Attribute::Array(std::move(out));
+  };
+  const std::vector<int64_t> dims = Range(2, 2 + spatial);
+  return Attribute::Struct("stablehlo.conv", {{"input_batch_dimension", Attribute::Int(0)},
+                                              {"input_feature_dimension", Attribute::Int(1)},
+                                              {"input_spatial_dimensions", list(dims)},
+                                              {"kernel_input_feature_dimension", Attribute::Int(1)},
+                                              {"kernel_output_feature_dimension", Attribute::Int(0)},
+                                              {"kernel_spatial_dimensions", list(dims)},
+                                              {"output_batch_dimension", Attribute::Int(0)},
+                                              {"output_feature_dimension", Attribute::Int(1)},
+                                              {"output_spatial_dimensions", list(dims)}});
+}
+
+// stablehlo.convolution of NC... x with an OI... kernel.
+Value Convolution(Builder& b, Value x, Value w, const Window& win, const std::vector<int64_t>& lhs_dilation,
+                  int64_t groups) {
+  const Shape& xs = Builder::ShapeOf(x);
+  const int64_t s = static_cast<int64_t>(xs.size()) - 2;
+  Shape out = {xs[0], Builder::ShapeOf(w)[0]};
+  for (int64_t i = 0; i < s; ++i) {
+    const int64_t in = (xs[2 + i] - 1) * lhs_dilation[i] + 1 + win.low[i] + win.high[i];
+    const int64_t span = (win.kernel[i] - 1) * win.dilations[i] + 1;
+    out.push_back(in < span ? 0 : (in - span) / win.strides[i] + 1);
+  }
+  Attribute precision = Attribute::Array({Attribute::Enum("stablehlo.precision", "DEFAULT"),
+                                          Attribute::Enum("stablehlo.precision", "DEFAULT")});
+  return b.Emit("stablehlo.convolution", {x, w}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
+                {{"window_strides", I64Array(win.strides)},
+                 {"padding", Padding(win.low, win.high)},
+                 {"lhs_dilation", I64Array(lhs_dilation)},
+                 {"rhs_dilation", I64Array(win.dilations)},
+                 {"dimension_numbers", ConvNumbers(s)},
+                 {"feature_group_count", Attribute::Int(groups, ElementType::kSI64)},
+                 {"batch_group_count", Attribute::Int(1, ElementType::kSI64)},
+                 {"precision_config", precision}})
+      ->result(0);
+}
+
+// Adds bias B [M] along dimension 1.
+Value AddChannelBias(Builder& b, Value y, Value bias) {
+  return b.Add(y, b.BroadcastInDim(bias, Builder::ShapeOf(y), {1}));
+}
+
+Status Conv(Node& n) {
+  Builder& b = n.b();
+  Value x = n.input(0), w = n.input(1);
+  const Shape& xs = Builder::ShapeOf(x);
+  const Shape& ws = Builder::ShapeOf(w);
+  if (xs.size() < 3 || ws.size() != xs.size()) return n.Invalid("X and W must be N x C x spatial...");
+  const int64_t groups = n.Int("group", 1);
+  if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || ws[1] * groups != xs[1]) {
+    return n.Invalid("W's channels do not match X's in " + std::to_string(groups) + " groups");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Window win, ReadWindow(n, xs, Shape(ws.begin() + 2, ws.end())));
+  Value y = Convolution(b, x, w, win, std::vector<int64_t>(xs.size() - 2, 1), groups);
+  if (n.has_input(2)) y = AddChannelBias(b, y, n.input(2));
+  n.SetOutput(0, y);
+  return Status::Ok();
+}
+
+Status ConvTranspose(Node& n) {
+  Builder& b = n.b();
+  Value x = n.input(0), w = n.input(1);
+  const Shape& xs = Builder::ShapeOf(x);
+  const Shape ws = Builder::ShapeOf(w);
+  const int64_t s = static_cast<int64_t>(xs.size()) - 2;
+  const int64_t groups = n.Int("group", 1);
+  if (s < 1 || ws.size() != xs.size() || groups < 1 || ws[0] != xs[1] || xs[1] % groups != 0) {
+    return n.Invalid("W must be C x M/group x kernel... for X's C channels");
+  }
+  const std::vector<int64_t> kernel = n.Ints("kernel_shape", Shape(ws.begin() + 2, ws.end()));
+  const std::vector<int64_t> strides = n.Ints("strides", std::vector<int64_t>(s, 1));
+  const std::vector<int64_t> dil = n.Ints("dilations", std::vector<int64_t>(s, 1));
+  const std::vector<int64_t> out_pad = n.Ints("output_padding", std::vector<int64_t>(s, 0));
+  std::vector<int64_t> pads = n.Ints("pads", std::vector<int64_t>(2 * s, 0));
+  const std::vector<int64_t> out_shape = n.Ints("output_shape");
+  const std::string auto_pad = n.String("auto_pad", "NOTSET");
+  if (static_cast<int64_t>(strides.size()) != s || static_cast<int64_t>(dil.size()) != s ||
+      static_cast<int64_t>(out_pad.size()) != s || static_cast<int64_t>(pads.size()) != 2 * s) {
+    return n.Invalid("strides, dilations, output_padding and pads must cover the spatial dimensions");
+  }
+  for (int64_t i = 0; i < s; ++i) {
+    const int64_t span = (kernel[i] - 1) * dil[i] + 1;
+    const int64_t full = strides[i] * (xs[2 + i] - 1) + out_pad[i] + span;
+    int64_t want = -1;
+    if (!out_shape.empty()) {
+      want = out_shape[out_shape.size() - s + i];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      want = xs[2 + i] * strides[i];
+    }
+    if (want >= 0) {
+      const int64_t total = std::max<int64_t>(0, full - want);
+      const int64_t small = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[s + i] = total - pads[i];
+    } else if (auto_pad == "VALID") {
+      pads[i] = pads[s + i] = 0;
+    }
+  }
+  // The kernel [C, M/g, k...] as a forward convolution's [M, C/g, k...],
+  // flipped in space.
+  const int64_t c = ws[0], m = ws[1] * groups;
+  Shape grouped = {groups, c / groups, ws[1]};
+  grouped.insert(grouped.end(), ws.begin() + 2, ws.end());
+  std::vector<int64_t> perm = {0, 2, 1};
+  for (int64_t i = 0; i < s; ++i) perm.push_back(3 + i);
+  Value k = b.Transpose(b.Reshape(w, grouped), perm);
+  Shape forward = {m, c / groups};
+  forward.insert(forward.end(), ws.begin() + 2, ws.end());
+  k = b.Reverse(b.Reshape(k, forward), Range(2, 2 + s));
+  Window win{kernel, std::vector<int64_t>(s, 1), dil, {}, {}};
+  for (int64_t i = 0; i < s; ++i) {
+    const int64_t edge = (kernel[i] - 1) * dil[i];
+    win.low.push_back(edge - pads[i]);
+    win.high.push_back(edge - pads[s + i] + out_pad[i]);
+  }
+  for (int64_t i = 0; i < s; ++i) {
+    if (win.low[i] < 0 || win.high[i] < 0) return n.Unsupported("pads larger than the kernel");
+  }
+  Value y = Convolution(b, x, k, win, strides, groups);
+  if (n.has_input(2)) y = AddChannelBias(b, y, n.input(2));
+  n.SetOutput(0, y);
+  return Status::Ok();
+}
+
+// stablehlo.reduce_window over the spatial dimensions of NC... x.
+Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string_view body) {
+  const Shape& xs = Builder::ShapeOf(x);
+  const int64_t s = static_cast<int64_t>(xs.size()) - 2;
+  std::vector<int64_t> dims = {1, 1}, strides = {1, 1}, dil = {1, 1}, low = {0, 0}, high = {0, 0};
+  Shape out = {xs[0], xs[1]};
+  for (int64_t i = 0; i < s; ++i) {
+    dims.push_back(w.kernel[i]);
+    strides.push_back(w.strides[i]);
+    dil.push_back(w.dilations[i]);
+    low.push_back(w.low[i]);
+    high.push_back(w.high[i]);
+    const int64_t in = xs[2 + i] + w.low[i] + w.high[i];
+    const int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    out.push_back(in < span ? 0 : (in - span) / w.strides[i] + 1);
+  }
+  ir::Operation* op = b.Emit("stablehlo.reduce_window", {x, init},
+                             {ir::Type::Tensor(Builder::ElementOf(x), out)},
+                             {{"window_dimensions", I64Array(dims)},
+                              {"window_strides", I64Array(strides)},
+                              {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
+                              {"window_dilations", I64Array(dil)},
+                              {"padding", Padding(low, high)}});
+  b.AddScalarBody(op, Builder::ElementOf(x), body);
+  return op->result(0);
+}
+
+Status MaxPool(Node& n) {
+  if (n.wants_output(1)) return n.Unsupported("MaxPool's Indices output");
+  if (n.Int("storage_order", 0) != 0) return n.Unsupported("storage_order 1");
+  Value x = n.input(0);
+  TPUSIM_ASSIGN_OR_RETURN(Window w, ReadWindow(n, Builder::ShapeOf(x), {}, n.Int("ceil_mode", 0) != 0));
+  const double lowest = ir::IsFloat(Builder::ElementOf(x)) ? -std::numeric_limits<double>::infinity()
+                                                           : std::numeric_limits<int64_t>::min();
+  Value init = n.b().ScalarLike(x, ir::IsUnsignedInt(Builder::ElementOf(x)) ? 0 : lowest);
+  n.SetOutput(0, ReduceWindow(n.b(), x, init, w, "maximum"));
+  return Status::Ok();
+}
+
+Status AveragePool(Node& n) {
+  Builder& b = n.b();
+  Value x = n.input(0);
+  const bool ceil_mode = n.Int("ceil_mode", 0) != 0;
+  TPUSIM_ASSIGN_OR_RETURN(Window w, ReadWindow(n, Builder::ShapeOf(x), {}, ceil_mode));
+  Value sum = ReduceWindow(b, x, b.ScalarLike(x, 0), w, "add");
+  Value count;
+  if (n.Int("count_include_pad", 0) != 0) {
+    // The pads count, the ceil-mode overhang does not: count over ones
+    // padded with ones, the overhang added as zeros by the window.
+    TPUSIM_ASSIGN_OR_RETURN(Window pads, ReadWindow(n, Builder::ShapeOf(x), {}, false));
+    const Shape& xs = Builder::ShapeOf(x);
+    std::vector<int64_t> low = {0, 0}, high = {0, 0};
+    Window overhang = w;
+    for (size_t i = 0; i < w.kernel.size(); ++i) {
+      low.push_back(pads.low[i]);
+      high.push_back(pads.high[i]);
+      overhang.low[i] = 0;
+      overhang.high[i] = w.high[i] - pads.high[i];
+    }
+    Value ones = b.Pad(b.FullLike(x, 1), b.ScalarLike(x, 1), low, high,
+                       std::vector<int64_t>(xs.size(), 0));
+    count = ReduceWindow(b, ones, b.ScalarLike(x, 0), overhang, "add");
+  } else {
+    count = ReduceWindow(b, b.FullLike(x, 1), b.ScalarLike(x, 0), w, "add");
+  }
+  n.SetOutput(0, b.Div(sum, count));
+  return Status::Ok();
+}
+
+Status GlobalPool(Node& n, std::string_view body, bool mean) {
+  Builder& b = n.b();
+  Value x = n.input(0);
+  const Shape& xs = Builder::ShapeOf(x);
+  if (xs.size() < 3) return n.Invalid("needs an N x C x spatial... input");
+  const double lowest = -std::numeric_limits<double>::infinity();
+  Value init = b.ScalarLike(x, mean ? 0 : lowest);
+  Value r = b.Reduce(x, init, Range(2, static_cast<int64_t>(xs.size())), body);
+  if (mean) {
+    const int64_t count = x.type().num_elements() / (xs[0] * xs[1]);
+    r = b.Div(r, b.FullLike(r, static_cast<double>(count)));
+  }
+  Shape out = {xs[0], xs[1]};
+  out.resize(xs.size(), 1);
+  n.SetOutput(0, b.Reshape(r, out));
+  return Status::Ok();
+}
+
+TPUSIM_REGISTER_ONNX_OP({"MatMul", MatMul});
+TPUSIM_REGISTER_ONNX_OP({"Gemm", Gemm});
+TPUSIM_REGISTER_ONNX_OP({"Conv", Conv});
+TPUSIM_REGISTER_ONNX_OP({"ConvTranspose", ConvTranspose});
+TPUSIM_REGISTER_ONNX_OP({"MaxPool", MaxPool});
+TPUSIM_REGISTER_ONNX_OP({"AveragePool", AveragePool});
+TPUSIM_REGISTER_ONNX_OP({"GlobalAveragePool", [](Node& n) { return GlobalPool(n, "add", true); }});
+TPUSIM_REGISTER_ONNX_OP({"GlobalMaxPool", [](Node& n) { return GlobalPool(n, "maximum", false); }});
+
+}  // namespace
+}  // namespace tpusim::frontend::onnx_import
