@@ -9,10 +9,6 @@
 namespace tpusim::frontend::onnx_import {
 namespace {
 
-// Results larger than this are computed at run time even when their inputs
-// are known: folding is for shapes and indices, not for the model's math.
-constexpr int64_t kMaxFoldedElements = 1 << 16;
-
 std::string NodeLabel(const onnx::NodeProto& node) {
   std::string op = node.domain().empty() || node.domain() == "ai.onnx"
                        ? node.op_type()

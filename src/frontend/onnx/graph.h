@@ -17,6 +17,10 @@
 
 namespace tpusim::frontend::onnx_import {
 
+// Results larger than this are computed at run time even when their inputs
+// are known: folding is for shapes and indices, not for the model's math.
+inline constexpr int64_t kMaxFoldedElements = 1 << 16;
+
 // A tensor of the graph as lowered: its IR value and, when computable at
 // import, its elements.
 struct Lowered {

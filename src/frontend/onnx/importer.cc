@@ -17,9 +17,9 @@ using onnx_import::Graph;
 using onnx_import::Lowered;
 using onnx_import::ModelContext;
 
-// The opsets tpusim lowers: what ONNX 1.12's checker knows, from the
-// oldest PyTorch and TensorFlow exporters' on.
-constexpr int kMinOpset = 7;
+// The opsets tpusim lowers: what ONNX 1.12's checker knows. Lowerings
+// refuse the old forms they do not read (opset 6's `broadcast` attribute).
+constexpr int kMinOpset = 1;
 constexpr int kMaxOpset = 17;
 
 // One line of a checker message, which spans several ("==> Context: ...").
@@ -171,8 +171,14 @@ StatusOr<std::unique_ptr<ir::Module>> ImportOnnx(std::string_view bytes, const s
   ir::Block& entry = f->body().AddBlock();
   Graph graph(ctx, &entry, nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    graph.Bind(inputs[i].name,
-               Lowered{entry.AddArgument(type.inputs[i], OnnxValueName(inputs[i].name)), {}, inputs[i].name});
+    Lowered in{entry.AddArgument(type.inputs[i], OnnxValueName(inputs[i].name)), {}, inputs[i].name};
+    // Small inputs (sizes, indices, counts) are read now, so that shapes
+    // computed from them fold; the program still computes with the input.
+    if (options.input_value && type.inputs[i].num_elements() <= onnx_import::kMaxFoldedElements) {
+      StatusOr<Tensor> value = options.input_value(inputs[i].name);
+      if (value.ok() && value->type() == type.inputs[i]) in.known = *std::move(value);
+    }
+    graph.Bind(inputs[i].name, std::move(in));
   }
   TPUSIM_RETURN_IF_ERROR(graph.LowerNodes(model.graph()));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<ir::Value> results, graph.Outputs(model.graph()));

@@ -33,10 +33,12 @@ struct OnnxImportOptions {
   // Shapes of graph inputs by name; required for an input with a symbolic
   // or unknown dimension, checked against the model for the others.
   std::map<std::string, ir::Shape> input_shapes;
-  // The value of a graph input by name, asked for only when a result's
-  // shape depends on it (a Reshape's target, a TopK's k): the program is
-  // then specialized to that value, as XLA specializes a program to its
-  // shapes. Null: such inputs are an error (a timing-only run).
+  // The value of a graph input by name, for inputs a result's shape may
+  // depend on (a Reshape's target, a TopK's k, a Range's limit): small
+  // inputs are read at import, larger ones when a lowering needs them. The
+  // program is then specialized to those values where shapes depend on
+  // them, as XLA specializes a program to its shapes. Null: such inputs are
+  // an error (a timing-only run).
   std::function<StatusOr<Tensor>(const std::string& name)> input_value;
 };
 

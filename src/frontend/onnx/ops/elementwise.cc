@@ -2,6 +2,7 @@
 // Clip and Where. Binary and variadic ops broadcast by numpy's rule
 // (ONNX's "multidirectional" broadcasting, opset 7 on); the opset 6 `axis`
 // broadcast attribute is refused.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -28,11 +29,21 @@ StatusOr<Shape> Broadcast(const Node& n, Value a, Value b) {
   return out;
 }
 
+// Opsets 1 to 6 broadcast B to A only when `broadcast` is 1: B's
+// dimensions are A's from `axis` on, or A's last ones without it.
+Value LegacyBroadcast(const Node& n, Value a, Value b, Builder& bld) {
+  if (n.Int("broadcast", 0) == 0 || Builder::ShapeOf(a) == Builder::ShapeOf(b)) return b;
+  const int64_t ra = Builder::RankOf(a), rb = Builder::RankOf(b);
+  const int64_t axis = n.has_attr("axis") ? (n.Int("axis", 0) + ra) % std::max<int64_t>(ra, 1)
+                                          : ra - rb;
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < rb; ++i) dims.push_back(axis + i);
+  return bld.BroadcastInDim(b, Builder::ShapeOf(a), dims);
+}
+
 Status Binary(Node& n, std::string_view op) {
-  if (n.has_attr("broadcast") || n.has_attr("axis")) {
-    return n.Unsupported("the opset 6 'broadcast'/'axis' attributes");
-  }
   Value a = n.input(0), b = n.input(1);
+  if (n.opset() < 7) b = LegacyBroadcast(n, a, b, n.b());
   TPUSIM_RETURN_IF_ERROR(Broadcast(n, a, b).status());
   if (Builder::ElementOf(a) != Builder::ElementOf(b)) {
     return n.Invalid("operands of different types " + a.type().ToString() + " and " +
@@ -309,6 +320,11 @@ Status Dropout(Node& n) {
 
 Status PRelu(Node& n) {
   Value x = n.input(0), slope = n.input(1);
+  // Before opset 7 a slope of C values applies per channel (dimension 1).
+  if (n.opset() < 7 && Builder::RankOf(slope) == 1 && Builder::RankOf(x) >= 2 &&
+      Builder::ShapeOf(slope)[0] == Builder::ShapeOf(x)[1] && Builder::ShapeOf(x)[1] != 1) {
+    slope = n.b().BroadcastInDim(slope, Builder::ShapeOf(x), {1});
+  }
   TPUSIM_ASSIGN_OR_RETURN(Shape shape, Broadcast(n, x, slope));
   if (shape != Builder::ShapeOf(x)) return n.Invalid("slope does not broadcast to X");
   return Piecewise(n, [&](Builder& b, Value v) { return b.BinaryBroadcast("multiply", v, slope); });

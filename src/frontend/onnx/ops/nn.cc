@@ -108,8 +108,10 @@ Status ConvTranspose(Node& n) {
       want = xs[2 + i] * strides[i];
     }
     if (want >= 0) {
-      const int64_t total = std::max<int64_t>(0, full - want);
-      const int64_t small = total / 2;
+      // Negative when output_shape asks for more than the stride gives: the
+      // extra rows come from padding the end (floor division, as ONNX's).
+      const int64_t total = full - want;
+      const int64_t small = total >= 0 ? total / 2 : -((-total + 1) / 2);
       pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       pads[s + i] = total - pads[i];
     } else if (auto_pad == "VALID") {

@@ -221,7 +221,8 @@ Status Concat(Node& n) {
     if (n.has_input(i)) xs.push_back(n.input(i));
   }
   const int64_t rank = Builder::RankOf(xs[0]);
-  TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(n.Int("axis", 0), rank));
+  // Concat-1's axis defaulted to 1; it is required from opset 4.
+  TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(n.Int("axis", n.opset() < 4 ? 1 : 0), rank));
   for (Value x : xs) {
     Shape a = Builder::ShapeOf(x), b = Builder::ShapeOf(xs[0]);
     if (a.size() != b.size()) return n.Invalid("inputs of different ranks");
