@@ -205,6 +205,20 @@ Value Builder::Iota(const Shape& shape, int64_t dim, ElementType element) {
       ->result(0);
 }
 
+Value Builder::DynamicSlice(Value x, const std::vector<Value>& starts, const Shape& sizes) {
+  std::vector<Value> operands = {x};
+  operands.insert(operands.end(), starts.begin(), starts.end());
+  return Emit("stablehlo.dynamic_slice", std::move(operands), {Type::Tensor(ElementOf(x), sizes)},
+              {{"slice_sizes", I64Array(sizes)}})
+      ->result(0);
+}
+
+Value Builder::DynamicUpdateSlice(Value x, Value update, const std::vector<Value>& starts) {
+  std::vector<Value> operands = {x, update};
+  operands.insert(operands.end(), starts.begin(), starts.end());
+  return Emit("stablehlo.dynamic_update_slice", std::move(operands), {x.type()})->result(0);
+}
+
 Value Builder::Reverse(Value x, const std::vector<int64_t>& dims) {
   return Emit("stablehlo.reverse", {x}, {x.type()}, {{"dimensions", I64Array(dims)}})->result(0);
 }

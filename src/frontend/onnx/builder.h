@@ -79,6 +79,10 @@ class Builder {
   Value Pad(Value x, Value pad_value, const std::vector<int64_t>& low,
             const std::vector<int64_t>& high, const std::vector<int64_t>& interior);
   Value Iota(const Shape& shape, int64_t dim, ElementType element);
+  // stablehlo.dynamic_slice / dynamic_update_slice at `starts`, one integer
+  // scalar per dimension.
+  Value DynamicSlice(Value x, const std::vector<Value>& starts, const Shape& sizes);
+  Value DynamicUpdateSlice(Value x, Value update, const std::vector<Value>& starts);
   Value Reverse(Value x, const std::vector<int64_t>& dims);
 
   // stablehlo.dot_general, with DEFAULT precision (the TPU's bf16 passes

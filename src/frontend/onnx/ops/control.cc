@@ -1,0 +1,275 @@
+// ONNX's control flow: If (stablehlo.if, or the taken branch alone when the
+// condition is known at import), Loop and Scan (stablehlo.while). Their
+// subgraphs are lowered into the regions, capturing the enclosing graphs'
+// values. Loop-carried values keep their shapes; a Loop's scan outputs need
+// a trip count known at import and a condition that cannot end the loop
+// early, since they fix the outputs' shapes.
+#include <functional>
+#include <limits>
+
+#include "frontend/onnx/node.h"
+
+namespace tpusim::frontend::onnx_import {
+namespace {
+
+using ir::ElementType;
+using ir::Type;
+
+Value ScalarOf(Builder& b, Value v) { return b.Reshape(v, {}); }
+
+// The declared rank of subgraph input i: ONNX bodies take the iteration
+// number and condition as scalars or as [1].
+Shape DeclaredScalar(const onnx::GraphProto& g, int i) {
+  const onnx::ValueInfoProto& v = g.input(i);
+  if (v.type().tensor_type().has_shape() && v.type().tensor_type().shape().dim_size() == 1) {
+    return {1};
+  }
+  return {};
+}
+
+Status If(Node& n) {
+  const onnx::GraphProto* then_g = n.GraphAttr("then_branch");
+  const onnx::GraphProto* else_g = n.GraphAttr("else_branch");
+  if (then_g == nullptr || else_g == nullptr) return n.Invalid("needs both branches");
+  Builder& b = n.b();
+  if (n.IsKnown(0)) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> cond, n.KnownInts(0, "cond"));
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs,
+                            n.LowerSubgraph(cond.at(0) != 0 ? *then_g : *else_g, {}, b.block()));
+    for (size_t i = 0; i < outs.size(); ++i) n.SetOutput(static_cast<int>(i), outs[i]);
+    return Status::Ok();
+  }
+  ir::Operation* op = b.Emit("stablehlo.if", {ScalarOf(b, n.input(0))}, {});
+  std::vector<Type> types[2];
+  const onnx::GraphProto* branches[2] = {then_g, else_g};
+  for (int k = 0; k < 2; ++k) {
+    ir::Block& block = op->AddRegion().AddBlock();
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs, n.LowerSubgraph(*branches[k], {}, &block));
+    for (Value v : outs) types[k].push_back(v.type());
+    Builder(&block).Emit("stablehlo.return", outs, {});
+  }
+  if (types[0] != types[1]) {
+    return n.Unsupported("branches whose outputs differ in shape or type (" +
+                         ir::TypeListString(types[0]) + " and " + ir::TypeListString(types[1]) + ")");
+  }
+  for (const Type& t : types[0]) op->AddResult(t);
+  for (int i = 0; i < op->num_results(); ++i) n.SetOutput(i, op->result(i));
+  return Status::Ok();
+}
+
+// A stablehlo.while over `init`, its condition and body built by the
+// callbacks from the carried values; returns the loop op.
+ir::Operation* While(
+    Builder& b, const std::vector<Value>& init,
+    const std::function<Value(Builder&, const std::vector<Value>&)>& cond,
+    const std::function<StatusOr<std::vector<Value>>(Builder&, const std::vector<Value>&)>& body,
+    Status* status) {
+  std::vector<Type> types;
+  for (Value v : init) types.push_back(v.type());
+  ir::Operation* loop = b.Emit("stablehlo.while", init, types);
+  for (int k = 0; k < 2; ++k) {
+    ir::Block& block = loop->AddRegion().AddBlock();
+    std::vector<Value> args;
+    for (const Type& t : types) args.push_back(block.AddArgument(t));
+    Builder inner(&block);
+    inner.set_location(b.location());
+    if (k == 0) {
+      inner.Emit("stablehlo.return", {cond(inner, args)}, {});
+      continue;
+    }
+    StatusOr<std::vector<Value>> next = body(inner, args);
+    if (!next.ok()) {
+      *status = next.status();
+      return loop;
+    }
+    inner.Emit("stablehlo.return", *next, {});
+  }
+  return loop;
+}
+
+Status Loop(Node& n) {
+  const onnx::GraphProto* body = n.GraphAttr("body");
+  if (body == nullptr) return n.Invalid("needs a body");
+  Builder& b = n.b();
+  const int carried = n.num_inputs() - 2;
+  const int scans = body->output_size() - 1 - carried;
+  if (carried < 0 || scans < 0 || body->input_size() != carried + 2) {
+    return n.Invalid("its body's inputs and outputs do not match its loop-carried values");
+  }
+  constexpr double kForever = static_cast<double>(std::numeric_limits<int64_t>::max());
+  Value trip = n.has_input(0) ? b.Convert(ScalarOf(b, n.input(0)), ElementType::kSI64)
+                              : b.Scalar(ElementType::kSI64, kForever);
+  Value cond0 = n.has_input(1) ? b.Convert(ScalarOf(b, n.input(1)), ElementType::kI1)
+                               : b.Scalar(ElementType::kI1, 1);
+  int64_t trips = -1;
+  if (scans > 0) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> m, n.KnownInts(0, "the trip count M"));
+    trips = m.at(0);
+    const bool starts_true = !n.has_input(1) || (n.IsKnown(1) && n.KnownInts(1, "cond")->at(0) != 0);
+    if (!starts_true) return n.Unsupported("scan outputs of a Loop whose condition may start false");
+  }
+  std::vector<Value> init = {b.Scalar(ElementType::kSI64, 0), cond0};
+  for (int i = 0; i < carried; ++i) init.push_back(n.input(2 + i));
+  const size_t first_scan = init.size();
+  Status status;
+  bool cond_passes_through = true;
+  std::vector<Value> scan_slices;
+  auto body_fn = [&](Builder& in, const std::vector<Value>& a) -> StatusOr<std::vector<Value>> {
+    std::vector<Value> args = {in.Reshape(a[0], DeclaredScalar(*body, 0)),
+                               in.Reshape(a[1], DeclaredScalar(*body, 1))};
+    for (int i = 0; i < carried; ++i) args.push_back(a[2 + i]);
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs, n.LowerSubgraph(*body, args, in.block()));
+    cond_passes_through = outs[0] == args[1];
+    std::vector<Value> next = {in.Add(a[0], in.Scalar(ElementType::kSI64, 1)),
+                               in.Convert(ScalarOf(in, outs[0]), ElementType::kI1)};
+    for (int i = 0; i < carried; ++i) {
+      if (outs[1 + i].type() != a[2 + i].type()) {
+        return n.Unsupported("a loop-carried value that changes from " + a[2 + i].type().ToString() +
+                             " to " + outs[1 + i].type().ToString());
+      }
+      next.push_back(outs[1 + i]);
+    }
+    for (int s = 0; s < scans; ++s) {
+      Value slice = outs[1 + carried + s];
+      if (a.size() <= first_scan + s) {
+        scan_slices.push_back(slice);  // first pass: the buffers' shapes
+        continue;
+      }
+      Shape one = Builder::ShapeOf(slice);
+      one.insert(one.begin(), 1);
+      std::vector<Value> at = {a[0]};
+      for (size_t d = 1; d < one.size(); ++d) at.push_back(in.Scalar(ElementType::kSI64, 0));
+      next.push_back(in.DynamicUpdateSlice(a[first_scan + s], in.Reshape(slice, one), at));
+    }
+    return next;
+  };
+  auto cond_fn = [&](Builder& in, const std::vector<Value>& a) {
+    return in.Binary("and", in.Compare("LT", a[0], trip), a[1]);
+  };
+  if (scans > 0) {
+    // The scan outputs' shapes come from the body: lower it once into a
+    // scratch loop to learn them, then build the real one with buffers.
+    ir::Block scratch(nullptr);
+    Builder probe(&scratch);
+    probe.set_location(b.location());
+    While(probe, init, cond_fn, body_fn, &status);
+    TPUSIM_RETURN_IF_ERROR(status);
+    if (!cond_passes_through) {
+      return n.Unsupported("scan outputs of a Loop whose body computes its condition");
+    }
+    for (Value s : scan_slices) {
+      Shape shape = Builder::ShapeOf(s);
+      shape.insert(shape.begin(), trips);
+      init.push_back(b.Splat(Builder::ElementOf(s), 0, shape));
+    }
+  }
+  ir::Operation* loop = While(b, init, cond_fn, body_fn, &status);
+  TPUSIM_RETURN_IF_ERROR(status);
+  for (int i = 0; i < carried + scans; ++i) n.SetOutput(i, loop->result(2 + i));
+  return Status::Ok();
+}
+
+Status Scan(Node& n) {
+  if (n.opset() < 9) return n.Unsupported("Scan before opset 9 (with a batch dimension)");
+  const onnx::GraphProto* body = n.GraphAttr("body");
+  if (body == nullptr) return n.Invalid("needs a body");
+  Builder& b = n.b();
+  const int num_scan_in = static_cast<int>(n.Int("num_scan_inputs", 0));
+  const int state = n.num_inputs() - num_scan_in;
+  const int scan_out = body->output_size() - state;
+  if (state < 0 || scan_out < 0 || body->input_size() != n.num_inputs()) {
+    return n.Invalid("its body does not match its state and scan inputs");
+  }
+  const std::vector<int64_t> in_axes = n.Ints("scan_input_axes", std::vector<int64_t>(num_scan_in, 0));
+  const std::vector<int64_t> in_dirs = n.Ints("scan_input_directions", std::vector<int64_t>(num_scan_in, 0));
+  const std::vector<int64_t> out_axes = n.Ints("scan_output_axes", std::vector<int64_t>(scan_out, 0));
+  const std::vector<int64_t> out_dirs = n.Ints("scan_output_directions", std::vector<int64_t>(scan_out, 0));
+  // Each scan input with its scan axis first, reversed when it runs backwards.
+  std::vector<Value> xs;
+  int64_t steps = -1;
+  for (int i = 0; i < num_scan_in; ++i) {
+    Value x = n.input(state + i);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(in_axes.at(i), Builder::RankOf(x)));
+    std::vector<int64_t> perm = {axis};
+    for (int64_t d = 0; d < Builder::RankOf(x); ++d) {
+      if (d != axis) perm.push_back(d);
+    }
+    x = b.Transpose(x, perm);
+    if (in_dirs.at(i) != 0) x = b.Reverse(x, {0});
+    if (steps >= 0 && Builder::ShapeOf(x)[0] != steps) return n.Invalid("scan inputs differ in length");
+    steps = Builder::ShapeOf(x)[0];
+    xs.push_back(x);
+  }
+  if (steps < 0) return n.Invalid("needs a scan input");
+  std::vector<Value> init = {b.Scalar(ElementType::kSI64, 0)};
+  for (int i = 0; i < state; ++i) init.push_back(n.input(i));
+  const size_t first_out = init.size();
+  std::vector<Value> slices;
+  auto body_fn = [&](Builder& in, const std::vector<Value>& a) -> StatusOr<std::vector<Value>> {
+    std::vector<Value> args(a.begin() + 1, a.begin() + 1 + state);
+    for (Value x : xs) {
+      Shape one = Builder::ShapeOf(x);
+      one[0] = 1;
+      std::vector<Value> at = {a[0]};
+      for (size_t d = 1; d < one.size(); ++d) at.push_back(in.Scalar(ElementType::kSI64, 0));
+      Shape slice(one.begin() + 1, one.end());
+      args.push_back(in.Reshape(in.DynamicSlice(x, at, one), slice));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs, n.LowerSubgraph(*body, args, in.block()));
+    std::vector<Value> next = {in.Add(a[0], in.Scalar(ElementType::kSI64, 1))};
+    for (int i = 0; i < state; ++i) {
+      if (outs[i].type() != a[1 + i].type()) return n.Unsupported("a state that changes shape");
+      next.push_back(outs[i]);
+    }
+    for (int s = 0; s < scan_out; ++s) {
+      Value slice = outs[state + s];
+      if (a.size() <= first_out + s) {
+        slices.push_back(slice);
+        continue;
+      }
+      Shape one = Builder::ShapeOf(slice);
+      one.insert(one.begin(), 1);
+      std::vector<Value> at = {a[0]};
+      for (size_t d = 1; d < one.size(); ++d) at.push_back(in.Scalar(ElementType::kSI64, 0));
+      next.push_back(in.DynamicUpdateSlice(a[first_out + s], in.Reshape(slice, one), at));
+    }
+    return next;
+  };
+  auto cond_fn = [&](Builder& in, const std::vector<Value>& a) {
+    return in.Compare("LT", a[0], in.Scalar(ElementType::kSI64, static_cast<double>(steps)));
+  };
+  Status status;
+  if (scan_out > 0) {
+    ir::Block scratch(nullptr);
+    Builder probe(&scratch);
+    While(probe, init, cond_fn, body_fn, &status);
+    TPUSIM_RETURN_IF_ERROR(status);
+    for (Value s : slices) {
+      Shape shape = Builder::ShapeOf(s);
+      shape.insert(shape.begin(), steps);
+      init.push_back(b.Splat(Builder::ElementOf(s), 0, shape));
+    }
+  }
+  ir::Operation* loop = While(b, init, cond_fn, body_fn, &status);
+  TPUSIM_RETURN_IF_ERROR(status);
+  for (int i = 0; i < state; ++i) n.SetOutput(i, loop->result(1 + i));
+  for (int s = 0; s < scan_out; ++s) {
+    Value y = loop->result(static_cast<int>(first_out) + s);
+    if (out_dirs.at(s) != 0) y = b.Reverse(y, {0});
+    TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(out_axes.at(s), Builder::RankOf(y)));
+    // The scan axis from first to `axis`.
+    std::vector<int64_t> perm;
+    for (int64_t d = 1; d <= axis; ++d) perm.push_back(d);
+    perm.push_back(0);
+    for (int64_t d = axis + 1; d < Builder::RankOf(y); ++d) perm.push_back(d);
+    n.SetOutput(state + s, b.Transpose(y, perm));
+  }
+  return Status::Ok();
+}
+
+TPUSIM_REGISTER_ONNX_OP({"If", If});
+TPUSIM_REGISTER_ONNX_OP({"Loop", Loop});
+TPUSIM_REGISTER_ONNX_OP({"Scan", Scan});
+
+}  // namespace
+}  // namespace tpusim::frontend::onnx_import
