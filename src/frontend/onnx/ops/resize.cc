@@ -46,8 +46,8 @@ using ir::Attribute;
 using ir::ElementType;
 
 struct Options {
-  std::string mode = "nearest";             // nearest, linear, cubic
-  std::string transform = "half_pixel";     // coordinate_transformation_mode
+  std::string mode = "nearest";          // nearest, linear, cubic
+  std::string transform = "half_pixel";  // coordinate_transformation_mode
   std::string nearest = "round_prefer_floor";
   double cubic_a = -0.75;
   bool exclude_outside = false;
@@ -190,11 +190,11 @@ Value GatherRows(Builder& b, Value x, int64_t axis, const std::vector<int64_t>& 
                            {"index_vector_dim", Attribute::Int(1)}});
   Shape slice = Builder::ShapeOf(x);
   slice[axis] = 1;
-  return b.Emit("stablehlo.gather", {x, b.I64s(index)},
-                {ir::Type::Tensor(Builder::ElementOf(x), out)},
-                {{"dimension_numbers", dnums},
-                 {"slice_sizes", I64Array(slice)},
-                 {"indices_are_sorted", Attribute::Bool(false)}})
+  return b
+      .Emit("stablehlo.gather", {x, b.I64s(index)}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
+            {{"dimension_numbers", dnums},
+             {"slice_sizes", I64Array(slice)},
+             {"indices_are_sorted", Attribute::Bool(false)}})
       ->result(0);
 }
 
@@ -218,8 +218,8 @@ Value ResampleAxis(Builder& b, Value x, int64_t axis, const AxisPlan& p) {
     if (!any) continue;
     Value rows = GatherRows(b, x, axis, p.index[k]);
     if (!ones) {
-      rows = b.Mul(rows, AlongAxis(b, Builder::ElementOf(x), p.weight[k], Builder::ShapeOf(rows),
-                                   axis));
+      rows = b.Mul(rows,
+                   AlongAxis(b, Builder::ElementOf(x), p.weight[k], Builder::ShapeOf(rows), axis));
     }
     sum = sum ? b.Add(*sum, rows) : rows;
   }
@@ -246,10 +246,9 @@ Status Lower(Node& n, const Options& o, const Shape& out, const std::vector<doub
   for (int64_t a = 0; a < rank; ++a) {
     if (in[a] == 0 || out[a] == 0) return n.Unsupported("resizing an empty dimension");
     // The reference's resized length: length * scale, in f32 for f32 scales.
-    const double width = from_scales
-                             ? static_cast<double>(static_cast<float>(scale[a]) *
-                                                   static_cast<float>(in[a]))
-                             : scale[a] * static_cast<double>(in[a]);
+    const double width =
+        from_scales ? static_cast<double>(static_cast<float>(scale[a]) * static_cast<float>(in[a]))
+                    : scale[a] * static_cast<double>(in[a]);
     const float start = roi.empty() ? 0.0f : roi[a], end = roi.empty() ? 1.0f : roi[rank + a];
     AxisPlan p = PlanAxis(o, in[a], out[a], scale[a], width, start, end);
     if (!IsIdentity(p, in[a])) x = ResampleAxis(b, x, a, p);
@@ -272,8 +271,8 @@ Status Lower(Node& n, const Options& o, const Shape& out, const std::vector<doub
 }
 
 Status CheckOptions(const Node& n, const Options& o) {
-  if (o.mode != "nearest" && o.mode != "linear" && (o.mode != "cubic" || n.op_type() != "Resize" ||
-                                                    n.opset() < 11)) {
+  if (o.mode != "nearest" && o.mode != "linear" &&
+      (o.mode != "cubic" || n.op_type() != "Resize" || n.opset() < 11)) {
     return n.Unsupported("mode '" + o.mode + "'");
   }
   for (const char* t : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
