@@ -9,6 +9,8 @@ namespace {
 
 using Values = std::unordered_map<const ir::ValueImpl*, Tensor>;
 
+constexpr int64_t kMaxElements = 1 << 20;
+
 // Evaluates ops on the values of one map; regions (a reduce's body) run on
 // the same map, so that they see what encloses them.
 class Folder : public ops::EvalContext {
@@ -45,6 +47,12 @@ class Folder : public ops::EvalContext {
     const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
     if (def == nullptr || !def->eval || def->control_flow || ops::HasSideEffects(op, nullptr)) {
       return Unimplemented("not folded");
+    }
+    for (ir::Value r : op.results()) {
+      // Import-time work stays small even where a node's ops widen a value.
+      if (!r.type().is_tensor() || r.type().num_elements() > kMaxElements) {
+        return Unimplemented("too large to fold");
+      }
     }
     TPUSIM_RETURN_IF_ERROR(def->verify ? def->verify(op) : Status::Ok());
     std::vector<Tensor> operands;

@@ -40,60 +40,75 @@ std::string NameOf(const P& proto) {
   return proto.name().empty() ? std::string("a tensor") : "tensor '" + proto.name() + "'";
 }
 
-// Copies `count` typed elements through `put` (element index, destination).
-template <typename Field>
-Status CopyTyped(const P& proto, const Field& field, int64_t per_element, Tensor& t,
-                 const std::function<void(int64_t, uint8_t*)>& put) {
-  const int64_t n = t.num_elements();
-  if (static_cast<int64_t>(field.size()) != n * per_element) {
-    return InvalidArgument(NameOf(proto) + " holds " + std::to_string(field.size()) +
-                           " values where its dimensions need " + std::to_string(n * per_element));
-  }
+// Copies the typed elements through `put` (element index, destination).
+// REQUIRES: the field holds them all (TensorOfProto checks).
+void CopyTyped(Tensor& t, const std::function<void(int64_t, uint8_t*)>& put) {
   const int64_t bytes = ir::StorageBytes(t.element());
-  for (int64_t i = 0; i < n; ++i) put(i, t.mutable_raw() + i * bytes);
-  return Status::Ok();
+  for (int64_t i = 0; i < t.num_elements(); ++i) put(i, t.mutable_raw() + i * bytes);
 }
 
-Status CopyFields(const P& proto, Tensor& t) {
+void CopyFields(const P& proto, Tensor& t) {
   const ElementType e = t.element();
   switch (proto.data_type()) {
     case P::FLOAT:
-      return CopyTyped(proto, proto.float_data(), 1, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         std::memcpy(p, proto.float_data().data() + i, 4);
       });
+      return;
     case P::COMPLEX64:
-      return CopyTyped(proto, proto.float_data(), 2, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         std::memcpy(p, proto.float_data().data() + 2 * i, 8);
       });
+      return;
     case P::DOUBLE:
-      return CopyTyped(proto, proto.double_data(), 1, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         std::memcpy(p, proto.double_data().data() + i, 8);
       });
+      return;
     case P::COMPLEX128:
-      return CopyTyped(proto, proto.double_data(), 2, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         std::memcpy(p, proto.double_data().data() + 2 * i, 16);
       });
+      return;
     case P::INT64:
-      return CopyTyped(proto, proto.int64_data(), 1, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         numerics::StoreInt64(e, proto.int64_data(static_cast<int>(i)), p);
       });
+      return;
     case P::UINT32:
     case P::UINT64:
-      return CopyTyped(proto, proto.uint64_data(), 1, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         const uint64_t v = proto.uint64_data(static_cast<int>(i));
         std::memcpy(p, &v, ir::StorageBytes(e));
       });
+      return;
     case P::FLOAT16:
     case P::BFLOAT16:
       // The bits of each element, in int32_data.
-      return CopyTyped(proto, proto.int32_data(), 1, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         const uint16_t bits = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
         std::memcpy(p, &bits, 2);
       });
+      return;
     default:  // the narrower integers and bool, in int32_data
-      return CopyTyped(proto, proto.int32_data(), 1, t, [&](int64_t i, uint8_t* p) {
+      CopyTyped(t, [&](int64_t i, uint8_t* p) {
         numerics::StoreInt64(e, proto.int32_data(static_cast<int>(i)), p);
       });
+      return;
+  }
+}
+
+// How many values the typed field of `proto`'s type holds.
+int64_t StoredValues(const P& proto) {
+  switch (proto.data_type()) {
+    case P::FLOAT:
+    case P::COMPLEX64: return proto.float_data_size();
+    case P::DOUBLE:
+    case P::COMPLEX128: return proto.double_data_size();
+    case P::INT64: return proto.int64_data_size();
+    case P::UINT32:
+    case P::UINT64: return proto.uint64_data_size();
+    default: return proto.int32_data_size();
   }
 }
 
@@ -105,23 +120,29 @@ StatusOr<Tensor> TensorOfProto(const P& proto) {
   for (int64_t d : shape) {
     if (d < 0) return InvalidArgument(NameOf(proto) + " has a negative dimension");
   }
-  TPUSIM_RETURN_IF_ERROR(CheckedByteSize(shape, ir::StorageBytes(e)).status());
+  TPUSIM_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(shape, ir::StorageBytes(e)));
   if (proto.data_location() == P::EXTERNAL) {
     return InvalidArgument(NameOf(proto) + "'s external data was not read");
   }
+  // The stored size first, so that a claim of a huge tensor allocates nothing.
+  if (proto.has_raw_data() && static_cast<int64_t>(proto.raw_data().size()) != bytes) {
+    return InvalidArgument(NameOf(proto) + " holds " + std::to_string(proto.raw_data().size()) +
+                           " bytes where its dimensions need " + std::to_string(bytes));
+  }
+  const int64_t values = ir::NumElements(shape) * (ir::IsComplex(e) ? 2 : 1);
+  if (!proto.has_raw_data() && StoredValues(proto) != values) {
+    return InvalidArgument(NameOf(proto) + " holds " + std::to_string(StoredValues(proto)) +
+                           " values where its dimensions need " + std::to_string(values));
+  }
   TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(ir::Type::Tensor(e, shape)));
   if (proto.has_raw_data()) {
-    if (static_cast<int64_t>(proto.raw_data().size()) != t.size_bytes()) {
-      return InvalidArgument(NameOf(proto) + " holds " + std::to_string(proto.raw_data().size()) +
-                             " bytes where its dimensions need " + std::to_string(t.size_bytes()));
-    }
     if (t.size_bytes() > 0) std::memcpy(t.mutable_raw(), proto.raw_data().data(), t.size_bytes());
     if (e == ElementType::kI1) {
       for (int64_t i = 0; i < t.size_bytes(); ++i) t.mutable_raw()[i] = t.raw()[i] != 0;
     }
     return t;
   }
-  TPUSIM_RETURN_IF_ERROR(CopyFields(proto, t));
+  CopyFields(proto, t);
   return t;
 }
 
