@@ -16,10 +16,10 @@ ctest --test-dir build -j"$jobs" --output-on-failure
 echo "== fuzz smoke run"
 # Only the fuzz targets: they compile the parser into themselves.
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF >/dev/null
-ninja -C build-fuzz -j"$jobs" parse_fuzz hlo_fuzz model_fuzz prices_fuzz cloud_fuzz
+ninja -C build-fuzz -j"$jobs" parse_fuzz hlo_fuzz model_fuzz prices_fuzz cloud_fuzz onnx_fuzz
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
-mkdir "$corpus/mlir" "$corpus/hlo" "$corpus/model" "$corpus/prices" "$corpus/cloud"
+mkdir "$corpus/mlir" "$corpus/hlo" "$corpus/model" "$corpus/prices" "$corpus/cloud" "$corpus/onnx"
 build-fuzz/fuzz/parse_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/mlir" examples tests/jax_exports ../shared/conformance/stablehlo/interpret 2>&1 | tail -n 3
 build-fuzz/fuzz/hlo_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
@@ -30,6 +30,8 @@ build-fuzz/fuzz/prices_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_li
   "$corpus/prices" prices 2>&1 | tail -n 3
 build-fuzz/fuzz/cloud_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
   "$corpus/cloud" tests/cloud_corpus 2>&1 | tail -n 3
+build-fuzz/fuzz/onnx_fuzz -max_total_time="${TPUSIM_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 \
+  "$corpus/onnx" examples/onnx /usr/share/libonnx-testdata/data/node 2>&1 | tail -n 3
 
 echo "== ASan + UBSan build and tests"
 scripts/build.sh build-asan -DTPUSIM_SANITIZE=ON -DTPUSIM_BENCH=OFF

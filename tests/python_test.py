@@ -127,6 +127,22 @@ class RunTest(unittest.TestCase):
             (y,), _ = tpusim.run(path, self.x, self.w)
             np.testing.assert_array_equal(y, np.load(os.path.join(d, "result0.npy")))
 
+    def test_onnx_model_sized_by_its_arrays_as_the_cli_runs_it(self):
+        path = os.path.join(EXAMPLES, "onnx", "tiny_gpt.onnx")  # dynamic batch and sequence
+        tokens = np.random.default_rng(3).integers(0, 256, size=(3, 10)).astype(np.int64)
+        (logits,), report = tpusim.run(path, tokens, numerics="reference")
+        self.assertEqual(logits.shape, (3, 10, 256))
+        self.assertGreater(report.total_seconds, 0)
+        with tempfile.TemporaryDirectory() as d:
+            np.save(os.path.join(d, "tokens.npy"), tokens)
+            subprocess.run([TPUSIM, "run", path, "--input", os.path.join(d, "tokens.npy"),
+                            "--numerics", "reference", "--output-dir", d, "--no-cache"],
+                           check=True, capture_output=True)
+            np.testing.assert_array_equal(logits, np.load(os.path.join(d, "result0.npy")))
+        # Timing only: the dynamic axes sized by name.
+        timed = tpusim.time(path, arg_shapes={"tokens": (8, 128)}, chip="v6e")
+        self.assertGreater(timed.total_seconds, report.total_seconds)
+
     def test_example_train_step(self):
         rng = np.random.default_rng(1)
         shapes = [(8, 32), (32,), (32, 4), (4,), (16, 8), (16, 4)]

@@ -96,11 +96,22 @@ class Report:
         return "<tpusim.Report total_seconds=%.6g mfu=%.4f>" % (self.total_seconds, self.mfu)
 
 
+def _is_onnx(path):
+    """Whether the file at `path` holds an ONNX model (read by tpusim itself)."""
+    if path.endswith(".onnx"):
+        return True
+    with open(path, "rb") as f:
+        head = f.read(64)
+    return head[:1] == b"\x08" and b"\0" in head
+
+
 def _program_text(program):
-    """The program's text and the name errors give it."""
+    """The program's text and the name errors give it; None for an ONNX model."""
     if isinstance(program, os.PathLike) or (
             isinstance(program, str) and "\n" not in program and os.path.isfile(program)):
         path = os.fspath(program)
+        if _is_onnx(path):
+            return None, path
         with open(path, encoding="utf-8") as f:
             return f.read(), path
     if not isinstance(program, str):
@@ -137,7 +148,11 @@ def _execute(program, arrays, chip, numerics, precision, slice, topology, chip_f
     args = _tpusim.RunArgs()
     args.arg_shapes = ["%s=%s" % (name, "x".join(str(int(d)) for d in dims))
                        for name, dims in (arg_shapes or {}).items()]
-    args.text, args.name = _program_text(program)
+    text, args.name = _program_text(program)
+    if text is None:
+        args.onnx_path = args.name
+    else:
+        args.text = text
     args.inputs = [_npy_bytes(a, i) for i, a in enumerate(arrays)]
     args.chip = chip
     args.chip_file = chip_file or ""

@@ -58,6 +58,7 @@ struct RunArgs {
   std::string text, name;               // the program and what errors call it
   std::vector<py::bytes> inputs;        // .npy bytes, one per parameter
   std::vector<std::string> arg_shapes;  // "NAME=DIMS", as --arg-shape takes them
+  std::string onnx_path;                // an ONNX model's file, read here (not text)
   std::string chip, chip_file, slice, topology, entry, numerics, precision;
   bool timing_only = false, overlap = true, trace = false;
 };
@@ -83,7 +84,10 @@ py::tuple Run(const RunArgs& a) {
   runtime::Execution e;
   {
     py::gil_scoped_release unlocked;  // a long run lets other Python threads go on
-    auto module = ValueOr(runtime::LoadModuleText(a.text, a.name));
+    // An ONNX model is lowered for the arrays' shapes, which then size it.
+    auto module = a.onnx_path.empty() ? ValueOr(runtime::LoadModuleText(a.text, a.name))
+                                      : ValueOr(runtime::LoadOnnxFor(a.onnx_path, args, a.arg_shapes));
+    if (!a.onnx_path.empty()) o.arg_shapes.clear();
     e = ValueOr(runtime::Execute(std::move(module), std::move(args), o));
   }
   py::list results;
@@ -122,6 +126,7 @@ PYBIND11_MODULE(_tpusim, m) {
       .def_readwrite("name", &RunArgs::name)
       .def_readwrite("inputs", &RunArgs::inputs)
       .def_readwrite("arg_shapes", &RunArgs::arg_shapes)
+      .def_readwrite("onnx_path", &RunArgs::onnx_path)
       .def_readwrite("chip", &RunArgs::chip)
       .def_readwrite("chip_file", &RunArgs::chip_file)
       .def_readwrite("slice", &RunArgs::slice)

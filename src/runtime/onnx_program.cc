@@ -15,10 +15,13 @@ namespace {
 
 // A stand-in for @main with the model's inputs, dynamic where the model's
 // are, so that --arg-shape and --input resolve as they do for any program.
-std::unique_ptr<ir::Function> Stub(const std::vector<frontend::OnnxInput>& inputs) {
+// Input i < args.size() takes args[i]'s shape.
+std::unique_ptr<ir::Function> Stub(const std::vector<frontend::OnnxInput>& inputs,
+                                   std::span<const Tensor> args = {}) {
   ir::FunctionType type;
-  for (const frontend::OnnxInput& in : inputs) {
-    ir::Shape shape = in.dims;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const frontend::OnnxInput& in = inputs[i];
+    ir::Shape shape = i < args.size() ? args[i].shape() : in.dims;
     for (int64_t& d : shape) {
       if (d < 0) d = ir::kDynamicDim;
     }
@@ -80,6 +83,36 @@ StatusOr<std::unique_ptr<ir::Module>> LoadOnnx(const std::string& path, const Ru
         return ReadInput(*stub, static_cast<int>(i), DeviceFile(files[i], 0), types[i]);
       }
       return NotFound(path + ": no input '" + name + "'");
+    };
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                          frontend::ImportOnnx(bytes, path, import));
+  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+  return module;
+}
+
+StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
+                                                  std::span<const Tensor> args,
+                                                  const std::vector<std::string>& arg_shapes) {
+  TPUSIM_ASSIGN_OR_RETURN(std::string bytes, ReadTextFile(path));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<frontend::OnnxInput> inputs,
+                          frontend::ReadOnnxInputs(bytes, path));
+  if (args.size() > inputs.size()) {
+    return InvalidArgument(path + ": " + std::to_string(args.size()) + " inputs given, the model takes " +
+                           std::to_string(inputs.size()));
+  }
+  std::unique_ptr<ir::Function> stub = Stub(inputs, args);
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<ir::Type> types,
+                          ArgumentTypes(*stub, SsaArgShapes(inputs, arg_shapes), {}));
+  frontend::OnnxImportOptions import;
+  for (size_t i = 0; i < inputs.size(); ++i) import.input_shapes[inputs[i].name] = types[i].shape();
+  if (!args.empty()) {
+    import.input_value = [&](const std::string& name) -> StatusOr<Tensor> {
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (inputs[i].name == name) return ConvertInput(args[i], types[i], "input '" + name + "'");
+      }
+      return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
+                             name + "', which is not given");
     };
   }
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,

@@ -9,12 +9,10 @@
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
+#include "tpusim/runtime/load.h"
 #include "tpusim/runtime/run.h"
 
 namespace tpusim::runtime {
-
-// Whether the file at `path` holds an ONNX model rather than program text.
-bool IsOnnxFile(const std::string& path);
 
 // Imports and verifies the ONNX model at `path` for `options`: a graph
 // input takes the shape of its --arg-shape (by its ONNX name or its SSA

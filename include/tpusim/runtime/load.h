@@ -4,11 +4,14 @@
 #define TPUSIM_RUNTIME_LOAD_H_
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tpusim/base/status.h"
 #include "tpusim/ir/ir.h"
+#include "tpusim/tensor/tensor.h"
 
 namespace tpusim::runtime {
 
@@ -23,6 +26,19 @@ StatusOr<std::unique_ptr<ir::Module>> LoadModule(const std::string& path);
 // error locations.
 StatusOr<std::unique_ptr<ir::Module>> LoadModuleText(std::string_view text,
                                                      const std::string& name);
+
+// Whether the file at `path` holds an ONNX model rather than program text:
+// a .onnx name, or bytes that start as ONNX's ModelProto does.
+bool IsOnnxFile(const std::string& path);
+
+// Imports and verifies the ONNX model at `path` (frontend/onnx/importer.h)
+// for inputs in memory: graph input i takes args[i]'s shape, and its value
+// where a shape depends on it; inputs past args.size() (a timing-only run)
+// take their shapes from `arg_shapes` ("NAME=DIMS", by ONNX or SSA name) or
+// must be static.
+StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
+                                                  std::span<const Tensor> args,
+                                                  const std::vector<std::string>& arg_shapes);
 
 }  // namespace tpusim::runtime
 
