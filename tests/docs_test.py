@@ -147,7 +147,22 @@ def spmd_fixtures():
         "  return %0 : tensor<16x64xf32>\n}\n")
 
 
+def onnx_fixtures():
+    # A model whose second node is of an op no one defines.
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["a"], name="first"),
+         helper.make_node("Frobnicate", ["a"], ["y"], name="second", domain="com.example")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.example", 1)])
+    onnx.save(model, "unknown.onnx")
+
+
 FIXTURES = {"README.md": readme_fixtures, "docs/compiler.md": compiler_fixtures,
+            "docs/onnx.md": onnx_fixtures,
             "docs/spmd.md": spmd_fixtures}
 
 
