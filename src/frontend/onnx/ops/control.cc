@@ -3,7 +3,8 @@
 // subgraphs are lowered into the regions, capturing the enclosing graphs'
 // values. Loop-carried values keep their shapes; a Loop's scan outputs need
 // a trip count known at import and a condition that cannot end the loop
-// early, since they fix the outputs' shapes.
+// early, since they fix the outputs' shapes. Scan before opset 9 (a batch
+// dimension) runs one loop per batch element.
 #include <functional>
 #include <limits>
 
@@ -169,40 +170,21 @@ Status Loop(Node& n) {
   return Status::Ok();
 }
 
-Status Scan(Node& n) {
-  if (n.opset() < 9) return n.Unsupported("Scan before opset 9 (with a batch dimension)");
-  const onnx::GraphProto* body = n.GraphAttr("body");
-  if (body == nullptr) return n.Invalid("needs a body");
+// One Scan over `xs` (each scan input with its scan axis first, reversed
+// when it runs backwards) from `states`: the final states and the scan
+// outputs, stacked along a new first dimension in iteration order.
+struct ScanResult {
+  std::vector<Value> states, outs;
+};
+
+StatusOr<ScanResult> RunScan(Node& n, const onnx::GraphProto& body,
+                             const std::vector<Value>& states, const std::vector<Value>& xs) {
   Builder& b = n.b();
-  const int num_scan_in = static_cast<int>(n.Int("num_scan_inputs", 0));
-  const int state = n.num_inputs() - num_scan_in;
-  const int scan_out = body->output_size() - state;
-  if (state < 0 || scan_out < 0 || body->input_size() != n.num_inputs()) {
-    return n.Invalid("its body does not match its state and scan inputs");
-  }
-  const std::vector<int64_t> in_axes = n.Ints("scan_input_axes", std::vector<int64_t>(num_scan_in, 0));
-  const std::vector<int64_t> in_dirs = n.Ints("scan_input_directions", std::vector<int64_t>(num_scan_in, 0));
-  const std::vector<int64_t> out_axes = n.Ints("scan_output_axes", std::vector<int64_t>(scan_out, 0));
-  const std::vector<int64_t> out_dirs = n.Ints("scan_output_directions", std::vector<int64_t>(scan_out, 0));
-  // Each scan input with its scan axis first, reversed when it runs backwards.
-  std::vector<Value> xs;
-  int64_t steps = -1;
-  for (int i = 0; i < num_scan_in; ++i) {
-    Value x = n.input(state + i);
-    TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(in_axes.at(i), Builder::RankOf(x)));
-    std::vector<int64_t> perm = {axis};
-    for (int64_t d = 0; d < Builder::RankOf(x); ++d) {
-      if (d != axis) perm.push_back(d);
-    }
-    x = b.Transpose(x, perm);
-    if (in_dirs.at(i) != 0) x = b.Reverse(x, {0});
-    if (steps >= 0 && Builder::ShapeOf(x)[0] != steps) return n.Invalid("scan inputs differ in length");
-    steps = Builder::ShapeOf(x)[0];
-    xs.push_back(x);
-  }
-  if (steps < 0) return n.Invalid("needs a scan input");
+  const int state = static_cast<int>(states.size());
+  const int scan_out = body.output_size() - state;
+  const int64_t steps = Builder::ShapeOf(xs.at(0))[0];
   std::vector<Value> init = {b.Scalar(ElementType::kSI64, 0)};
-  for (int i = 0; i < state; ++i) init.push_back(n.input(i));
+  init.insert(init.end(), states.begin(), states.end());
   const size_t first_out = init.size();
   std::vector<Value> slices;
   auto body_fn = [&](Builder& in, const std::vector<Value>& a) -> StatusOr<std::vector<Value>> {
@@ -215,7 +197,7 @@ Status Scan(Node& n) {
       Shape slice(one.begin() + 1, one.end());
       args.push_back(in.Reshape(in.DynamicSlice(x, at, one), slice));
     }
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs, n.LowerSubgraph(*body, args, in.block()));
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs, n.LowerSubgraph(body, args, in.block()));
     std::vector<Value> next = {in.Add(a[0], in.Scalar(ElementType::kSI64, 1))};
     for (int i = 0; i < state; ++i) {
       if (outs[i].type() != a[1 + i].type()) return n.Unsupported("a state that changes shape");
@@ -240,8 +222,11 @@ Status Scan(Node& n) {
   };
   Status status;
   if (scan_out > 0) {
+    // The scan outputs' shapes come from the body: lowered once into a
+    // scratch loop to learn them.
     ir::Block scratch(nullptr);
     Builder probe(&scratch);
+    probe.set_location(b.location());
     While(probe, init, cond_fn, body_fn, &status);
     TPUSIM_RETURN_IF_ERROR(status);
     for (Value s : slices) {
@@ -252,9 +237,113 @@ Status Scan(Node& n) {
   }
   ir::Operation* loop = While(b, init, cond_fn, body_fn, &status);
   TPUSIM_RETURN_IF_ERROR(status);
-  for (int i = 0; i < state; ++i) n.SetOutput(i, loop->result(1 + i));
+  ScanResult r;
+  for (int i = 0; i < state; ++i) r.states.push_back(loop->result(1 + i));
+  for (int s = 0; s < scan_out; ++s)
+    r.outs.push_back(loop->result(static_cast<int>(first_out) + s));
+  return r;
+}
+
+// Opset 8: every input and output has a leading batch dimension, the scan
+// axis is 1, and `directions` reverses scan inputs only. Each batch element
+// runs its own loop. sequence_lens must be absent or all the full length:
+// shorter sequences would pad the outputs per element.
+Status Scan8(Node& n, const onnx::GraphProto& body) {
+  Builder& b = n.b();
+  const int num_scan_in = static_cast<int>(n.Int("num_scan_inputs", 0));
+  const int state = n.num_inputs() - 1 - num_scan_in;
+  if (state < 0 || num_scan_in < 1 || body.output_size() < state ||
+      body.input_size() != state + num_scan_in) {
+    return n.Invalid("its body does not match its state and scan inputs");
+  }
+  const std::vector<int64_t> dirs = n.Ints("directions", std::vector<int64_t>(num_scan_in, 0));
+  const Shape first = Builder::ShapeOf(n.input(1 + state));
+  if (first.size() < 2) return n.Invalid("scan inputs need batch and sequence dimensions");
+  const int64_t batch = first[0], steps = first[1];
+  for (int i = 1; i < n.num_inputs(); ++i) {
+    const Shape& s = Builder::ShapeOf(n.input(i));
+    if (s.empty() || s[0] != batch || (i > state && (s.size() < 2 || s[1] != steps))) {
+      return n.Invalid("inputs differ in batch size or sequence length");
+    }
+  }
+  if (n.has_input(0)) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> lens, n.KnownInts(0, "sequence_lens"));
+    for (int64_t len : lens) {
+      if (len != steps) return n.Unsupported("sequence_lens shorter than the sequence");
+    }
+  }
+  // Batch element k of input i, without the batch dimension.
+  auto row = [&](int i, int64_t k) {
+    Value x = n.input(i);
+    Shape s = Builder::ShapeOf(x);
+    s.erase(s.begin());
+    return b.Reshape(b.SliceDim(x, 0, k, k + 1), s);
+  };
+  std::vector<std::vector<Value>> outs(body.output_size());
+  for (int64_t k = 0; k < batch; ++k) {
+    std::vector<Value> states, xs;
+    for (int i = 0; i < state; ++i) states.push_back(row(1 + i, k));
+    for (int i = 0; i < num_scan_in; ++i) {
+      Value x = row(1 + state + i, k);
+      xs.push_back(dirs.at(i) != 0 ? b.Reverse(x, {0}) : x);
+    }
+    TPUSIM_ASSIGN_OR_RETURN(ScanResult r, RunScan(n, body, states, xs));
+    r.states.insert(r.states.end(), r.outs.begin(), r.outs.end());
+    for (size_t o = 0; o < r.states.size(); ++o) {
+      Shape one = Builder::ShapeOf(r.states[o]);
+      one.insert(one.begin(), 1);
+      outs[o].push_back(b.Reshape(r.states[o], one));
+    }
+  }
+  for (size_t o = 0; o < outs.size(); ++o) n.SetOutput(static_cast<int>(o), b.Concat(outs[o], 0));
+  return Status::Ok();
+}
+
+// Opset 9 on: no batch dimension; scan axes and directions per scan input
+// and output.
+Status Scan(Node& n) {
+  const onnx::GraphProto* body = n.GraphAttr("body");
+  if (body == nullptr) return n.Invalid("needs a body");
+  if (n.opset() < 9) return Scan8(n, *body);
+  Builder& b = n.b();
+  const int num_scan_in = static_cast<int>(n.Int("num_scan_inputs", 0));
+  const int state = n.num_inputs() - num_scan_in;
+  const int scan_out = body->output_size() - state;
+  if (state < 0 || scan_out < 0 || body->input_size() != n.num_inputs()) {
+    return n.Invalid("its body does not match its state and scan inputs");
+  }
+  const std::vector<int64_t> in_axes =
+      n.Ints("scan_input_axes", std::vector<int64_t>(num_scan_in, 0));
+  const std::vector<int64_t> in_dirs =
+      n.Ints("scan_input_directions", std::vector<int64_t>(num_scan_in, 0));
+  const std::vector<int64_t> out_axes =
+      n.Ints("scan_output_axes", std::vector<int64_t>(scan_out, 0));
+  const std::vector<int64_t> out_dirs =
+      n.Ints("scan_output_directions", std::vector<int64_t>(scan_out, 0));
+  // Each scan input with its scan axis first, reversed when it runs backwards.
+  std::vector<Value> xs;
+  int64_t steps = -1;
+  for (int i = 0; i < num_scan_in; ++i) {
+    Value x = n.input(state + i);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(in_axes.at(i), Builder::RankOf(x)));
+    std::vector<int64_t> perm = {axis};
+    for (int64_t d = 0; d < Builder::RankOf(x); ++d) {
+      if (d != axis) perm.push_back(d);
+    }
+    x = b.Transpose(x, perm);
+    if (in_dirs.at(i) != 0) x = b.Reverse(x, {0});
+    if (steps >= 0 && Builder::ShapeOf(x)[0] != steps)
+      return n.Invalid("scan inputs differ in length");
+    steps = Builder::ShapeOf(x)[0];
+    xs.push_back(x);
+  }
+  if (steps < 0) return n.Invalid("needs a scan input");
+  std::vector<Value> states;
+  for (int i = 0; i < state; ++i) states.push_back(n.input(i));
+  TPUSIM_ASSIGN_OR_RETURN(ScanResult r, RunScan(n, *body, states, xs));
+  for (int i = 0; i < state; ++i) n.SetOutput(i, r.states[i]);
   for (int s = 0; s < scan_out; ++s) {
-    Value y = loop->result(static_cast<int>(first_out) + s);
+    Value y = r.outs[s];
     if (out_dirs.at(s) != 0) y = b.Reverse(y, {0});
     TPUSIM_ASSIGN_OR_RETURN(int64_t axis, n.Axis(out_axes.at(s), Builder::RankOf(y)));
     // The scan axis from first to `axis`.

@@ -304,16 +304,30 @@ Status Identity(Node& n) {
 
 Status Dropout(Node& n) {
   // Inference: the input unchanged and a mask of ones. training_mode (an
-  // input from opset 12) must be false.
+  // input from opset 12) is the same when the ratio is known to be 0; any
+  // other training ratio draws a random mask, whose bits cannot match
+  // another implementation's.
   if (n.has_input(2)) {
     TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> training, n.KnownInts(2, "training_mode"));
-    if (!training.empty() && training[0] != 0) return n.Unsupported("Dropout in training mode");
+    if (!training.empty() && training[0] != 0) {
+      std::vector<double> ratio = {0.5};
+      if (n.has_input(1)) {
+        TPUSIM_ASSIGN_OR_RETURN(ratio, n.KnownDoubles(1, "ratio"));
+      }
+      if (ratio.empty() || ratio[0] != 0) {
+        return n.Unsupported("Dropout in training mode with a ratio other than 0");
+      }
+    }
   }
-  if (n.opset() < 7 && n.Int("is_test", 0) == 0) return n.Unsupported("Dropout in training mode");
+  if (n.opset() < 7 && n.Int("is_test", 0) == 0 && n.Float("ratio", 0.5f) != 0) {
+    return n.Unsupported("Dropout in training mode with a ratio other than 0");
+  }
   Value x = n.input(0);
   n.SetOutput(0, x);
   if (n.wants_output(1)) {
-    n.SetOutput(1, n.b().Splat(ElementType::kI1, 1, Builder::ShapeOf(x)));
+    // The mask is of X's type before opset 10, boolean after.
+    const ElementType mask = n.opset() < 10 ? Builder::ElementOf(x) : ElementType::kI1;
+    n.SetOutput(1, n.b().Splat(mask, 1, Builder::ShapeOf(x)));
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "frontend/onnx/node.h"
 #include "frontend/onnx/ops/window.h"
@@ -171,15 +172,81 @@ Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string
   return op->result(0);
 }
 
+// Each window's maximum of NC... x and its flat row-major index into x, the
+// first in row-major order on ties (as onnxruntime's loops): a
+// stablehlo.reduce_window of (value, iota index) pairs. Padding reads
+// (lowest, x's size), an index no element has.
+std::pair<Value, Value> MaxAndIndex(Builder& b, Value x, double lowest, const Window& w) {
+  const Shape& xs = Builder::ShapeOf(x);
+  const int64_t s = static_cast<int64_t>(xs.size()) - 2;
+  const int64_t size = x.type().num_elements();
+  Value idx = b.Reshape(b.Iota({size}, 0, ElementType::kSI64), xs);
+  std::vector<int64_t> dims = {1, 1}, strides = {1, 1}, dil = {1, 1}, low = {0, 0}, high = {0, 0};
+  Shape out = {xs[0], xs[1]};
+  for (int64_t i = 0; i < s; ++i) {
+    dims.push_back(w.kernel[i]);
+    strides.push_back(w.strides[i]);
+    dil.push_back(w.dilations[i]);
+    low.push_back(w.low[i]);
+    high.push_back(w.high[i]);
+    const int64_t in = xs[2 + i] + w.low[i] + w.high[i];
+    const int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    out.push_back(in < span ? 0 : (in - span) / w.strides[i] + 1);
+  }
+  const ElementType e = Builder::ElementOf(x);
+  ir::Operation* op = b.Emit(
+      "stablehlo.reduce_window",
+      {x, idx, b.ScalarLike(x, lowest), b.Scalar(ElementType::kSI64, static_cast<double>(size))},
+      {ir::Type::Tensor(e, out), ir::Type::Tensor(ElementType::kSI64, out)},
+      {{"window_dimensions", I64Array(dims)},
+       {"window_strides", I64Array(strides)},
+       {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
+       {"window_dilations", I64Array(dil)},
+       {"padding", Padding(low, high)}});
+  const ir::Type sv = ir::Type::Tensor(e, {}), si = ir::Type::Tensor(ElementType::kSI64, {});
+  b.AddRegion(op, {sv, si, sv, si}, [&](const std::vector<Value>& a) {
+    Value larger = b.Compare("GT", a[0], a[2]);
+    Value earlier = b.Binary("and", b.Compare("EQ", a[0], a[2]), b.Compare("LT", a[1], a[3]));
+    Value take = b.Binary("or", larger, earlier);
+    return std::vector<Value>{b.Select(take, a[0], a[2]), b.Select(take, a[1], a[3])};
+  });
+  return {op->result(0), op->result(1)};
+}
+
+// A flat row-major index into NC... `xs` with its spatial part renumbered
+// column-major (storage_order 1); N and C stay row-major.
+Value ColumnMajor(Builder& b, Value idx, const Shape& xs) {
+  int64_t plane = 1;
+  for (size_t d = 2; d < xs.size(); ++d) plane *= xs[d];
+  auto k = [&](int64_t v) { return b.FullLike(idx, static_cast<double>(v)); };
+  Value p = b.Binary("remainder", idx, k(plane));
+  Value result = b.Sub(idx, p);
+  int64_t col_stride = plane;
+  for (size_t d = xs.size() - 1; d >= 2; --d) {
+    // Row-major, the last dimension varies fastest; column-major, the first.
+    col_stride /= xs[d];
+    result = b.Add(result, b.Mul(b.Binary("remainder", p, k(xs[d])), k(col_stride)));
+    p = b.Div(p, k(xs[d]));
+  }
+  return result;
+}
+
 Status MaxPool(Node& n) {
-  if (n.wants_output(1)) return n.Unsupported("MaxPool's Indices output");
-  if (n.Int("storage_order", 0) != 0) return n.Unsupported("storage_order 1");
   Value x = n.input(0);
   TPUSIM_ASSIGN_OR_RETURN(Window w, ReadWindow(n, Builder::ShapeOf(x), {}, n.Int("ceil_mode", 0) != 0));
   const double lowest = ir::IsFloat(Builder::ElementOf(x)) ? -std::numeric_limits<double>::infinity()
                                                            : std::numeric_limits<int64_t>::min();
-  Value init = n.b().ScalarLike(x, ir::IsUnsignedInt(Builder::ElementOf(x)) ? 0 : lowest);
-  n.SetOutput(0, ReduceWindow(n.b(), x, init, w, "maximum"));
+  const double init = ir::IsUnsignedInt(Builder::ElementOf(x)) ? 0 : lowest;
+  if (!n.wants_output(1)) {
+    n.SetOutput(0, ReduceWindow(n.b(), x, n.b().ScalarLike(x, init), w, "maximum"));
+    return Status::Ok();
+  }
+  // Indices (opset 8): flat indices into X, counting N and C; storage_order
+  // 1 numbers the spatial dimensions column-major.
+  auto [y, idx] = MaxAndIndex(n.b(), x, init, w);
+  if (n.Int("storage_order", 0) != 0) idx = ColumnMajor(n.b(), idx, Builder::ShapeOf(x));
+  n.SetOutput(0, y);
+  n.SetOutput(1, idx);
   return Status::Ok();
 }
 

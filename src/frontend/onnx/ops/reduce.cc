@@ -217,17 +217,54 @@ Value PerChannel(Builder& b, Value v, Value like) {
   return b.BroadcastInDim(v, Builder::ShapeOf(like), {1});
 }
 
+// training_mode=1 (opset 14): Y normalized by the batch's statistics over
+// every dimension but 1 (the population variance, as ONNX's reference), and
+// the running statistics moved toward them by `momentum`:
+// running = input * momentum + batch * (1 - momentum).
+Status BatchNormTraining(Node& n, double eps) {
+  Builder& b = n.b();
+  Value x = n.input(0);
+  const Shape& xs = Builder::ShapeOf(x);
+  std::vector<int64_t> dims = {0};
+  for (int64_t d = 2; d < static_cast<int64_t>(xs.size()); ++d) dims.push_back(d);
+  const double count = static_cast<double>(x.type().num_elements() / xs[1]);
+  Value mean = ReduceKeep(b, x, 0, dims, "add");
+  mean = b.Div(mean, b.FullLike(mean, count));
+  Value centered = b.Sub(x, Broadcast(b, mean, x));
+  Value var = ReduceKeep(b, b.Mul(centered, centered), 0, dims, "add");
+  var = b.Div(var, b.FullLike(var, count));
+  Value inv = b.Unary("rsqrt", b.Add(var, b.FullLike(var, eps)));
+  Value scale = b.Convert(n.input(1), Builder::ElementOf(x));
+  Value bias = b.Convert(n.input(2), Builder::ElementOf(x));
+  Value y = b.Mul(centered, Broadcast(b, inv, x));
+  n.SetOutput(0, b.Add(b.Mul(y, PerChannel(b, scale, x)), PerChannel(b, bias, x)));
+  const double momentum = n.Float("momentum", 0.9f);
+  const Value batch[2] = {mean, var};
+  for (int i : {1, 2}) {
+    if (!n.wants_output(i)) continue;
+    Value running = n.input(2 + i);
+    Value now = b.Convert(b.Reshape(batch[i - 1], {xs[1]}), Builder::ElementOf(running));
+    n.SetOutput(i, b.Add(b.Mul(running, b.FullLike(running, momentum)),
+                         b.Mul(now, b.FullLike(now, 1 - momentum))));
+  }
+  return Status::Ok();
+}
+
 Status BatchNormalization(Node& n) {
-  if (n.Int("training_mode", 0) != 0 || n.wants_output(1) || n.wants_output(2)) {
-    return n.Unsupported("BatchNormalization in training mode");
+  const bool training = n.opset() >= 14 && n.Int("training_mode", 0) != 0;
+  if (!training && (n.wants_output(1) || n.wants_output(2))) {
+    // Before opset 14 the extra outputs (mean, var, saved_mean, saved_var)
+    // asked for training; from 14 they need training_mode.
+    return n.Unsupported("BatchNormalization in training mode before opset 14");
   }
   Builder& b = n.b();
   Value x = n.input(0);
   if (Builder::RankOf(x) < 2) return n.Invalid("needs an N x C x ... input");
   const double eps = n.Float("epsilon", 1e-5f);
+  if (training) return BatchNormTraining(n, eps);
   Value inv = b.Unary("rsqrt", b.Add(n.input(4), b.FullLike(n.input(4), eps)));
-  Value scale = b.Mul(n.input(1), inv);                                  // gamma / std
-  Value shift = b.Sub(n.input(2), b.Mul(n.input(3), scale));              // beta - mean * that
+  Value scale = b.Mul(n.input(1), inv);                       // gamma / std
+  Value shift = b.Sub(n.input(2), b.Mul(n.input(3), scale));  // beta - mean * that
   n.SetOutput(0, b.Add(b.Mul(x, PerChannel(b, scale, x)), PerChannel(b, shift, x)));
   return Status::Ok();
 }
