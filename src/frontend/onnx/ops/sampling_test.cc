@@ -1,0 +1,221 @@
+// Lowerings that ONNX's backend cases do not reach: RoiAlign's adaptive
+// sampling (a different number of samples per box, read from boxes known
+// at import) in both modes, MaxPool's Indices over three spatial dimensions
+// in column-major order with N and C counted, and Scan opset 8 over a batch
+// of two with a reversed scan input.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tpusim/exec/interpreter.h"
+#include "tpusim/frontend/onnx/importer.h"
+#include "tpusim/ir/ir.h"
+#include "tpusim/verify/verifier.h"
+
+namespace tpusim::frontend {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+void SetType(onnx::ValueInfoProto* v, const std::string& name, int elem, const Dims& dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// A graph input (`fed`) or an initializer of floats or, with `ints`, int64s.
+struct Arg {
+  std::string name;
+  Dims dims;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  bool fed = false;
+};
+
+struct Out {
+  std::string name;
+  Dims dims;
+  int elem = onnx::TensorProto::FLOAT;
+};
+
+StatusOr<std::unique_ptr<ir::Module>> Import(const std::string& op, int opset,
+                                             const std::vector<Arg>& args,
+                                             const std::vector<Out>& outs,
+                                             const std::vector<onnx::AttributeProto>& attrs) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("sampling_test");
+  onnx::NodeProto* node = g->add_node();
+  node->set_op_type(op);
+  for (const Arg& a : args) {
+    node->add_input(a.name);
+    if (a.name.empty()) continue;
+    const int elem = a.ints.empty() ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64;
+    if (a.fed) {
+      SetType(g->add_input(), a.name, elem, a.dims);
+      continue;
+    }
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(a.name);
+    t->set_data_type(elem);
+    for (int64_t d : a.dims) t->add_dims(d);
+    for (float f : a.floats) t->add_float_data(f);
+    for (int64_t i : a.ints) t->add_int64_data(i);
+  }
+  for (const Out& o : outs) {
+    node->add_output(o.name);
+    SetType(g->add_output(), o.name, o.elem, o.dims);
+  }
+  for (const onnx::AttributeProto& a : attrs) *node->add_attribute() = a;
+  TPUSIM_ASSIGN_OR_RETURN(auto module, ImportOnnx(m.SerializeAsString(), "sampling_test.onnx", {}));
+  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+  return module;
+}
+
+onnx::AttributeProto Attr(const std::string& name, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+onnx::AttributeProto Attr(const std::string& name, const std::string& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(v);
+  return a;
+}
+
+onnx::AttributeProto Attr(const std::string& name, const Dims& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a.add_ints(x);
+  return a;
+}
+
+Tensor F32(const Dims& dims, const std::vector<float>& v) {
+  Tensor t = Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kF32, dims)).value();
+  std::memcpy(t.mutable_raw(), v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  std::vector<T> out(t.num_elements());
+  std::memcpy(out.data(), t.raw(), out.size() * sizeof(T));
+  return out;
+}
+
+StatusOr<std::vector<Tensor>> Evaluate(const ir::Module& module,
+                                       const std::vector<Tensor>& inputs) {
+  exec::Interpreter interpreter(module, ops::EvalOptions{});
+  return interpreter.Run("main", inputs);
+}
+
+// X[y][x] = 6y + x but for one dip at (2, 3); two boxes whose bins take
+// 2 x 2 and 2 x 3 samples (ceil of the bin's extent). The expected values
+// are ONNX's reference implementation's (onnx/reference/ops/op_roi_align.py).
+void CheckRoiAlign(const std::string& mode, const std::vector<float>& want) {
+  std::vector<float> x(36);
+  for (int i = 0; i < 36; ++i) x[i] = static_cast<float>(i);
+  x[2 * 6 + 3] = -50;
+  auto module = Import("RoiAlign", 16,
+                       {{"X", {1, 1, 6, 6}, {}, {}, true},
+                        {"rois", {2, 4}, {0.4f, 0.6f, 4.4f, 3.1f, 3, 3, 7.5f, 6.5f}},
+                        {"batch_indices", {2}, {}, {0, 0}}},
+                       {{"Y", {2, 1, 2, 2}}},
+                       {Attr("mode", mode), Attr("output_height", 2), Attr("output_width", 2),
+                        Attr("sampling_ratio", 0)});
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto r = Evaluate(**module, {F32({1, 1, 6, 6}, x)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::vector<float> y = Values<float>((*r)[0]);
+  ASSERT_EQ(y.size(), want.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-4) << mode << " " << i;
+}
+
+TEST(OnnxSamplingTest, RoiAlignAdaptiveAverage) {
+  CheckRoiAlign(
+      "avg", {5.25f, 6.613542f, 12.75f, -8.586807f, 23.028646f, 16.833334f, 32.6875f, 22.708334f});
+}
+
+TEST(OnnxSamplingTest, RoiAlignAdaptiveMax) {
+  CheckRoiAlign(
+      "max", {6.0637503f, 7.796251f, 8.336251f, 7.6475005f, 19.195312f, 23.5625f, 28.875f, 35.0f});
+}
+
+TEST(OnnxSamplingTest, RoiAlignAdaptiveNeedsKnownBoxes) {
+  auto module = Import("RoiAlign", 16,
+                       {{"X", {1, 1, 6, 6}, {}, {}, true},
+                        {"rois", {1, 4}, {}, {}, true},
+                        {"batch_indices", {1}, {}, {0}}},
+                       {{"Y", {1, 1, 2, 2}}}, {Attr("sampling_ratio", 0)});
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.status().ToString().find("rois"), std::string::npos)
+      << module.status().ToString();
+}
+
+// A 2 x 2 x 2 window over each of two channels: channel 0's maximum at
+// (1, 0, 0), channel 1's at (0, 1, 1). Column-major, (i, j, k) is
+// i + 2j + 4k, after the 8 elements of channel 0.
+TEST(OnnxSamplingTest, MaxPoolIndices3dColumnMajor) {
+  std::vector<float> x(16, 0.0f);
+  x[4] = 1;      // channel 0, (1, 0, 0) row-major
+  x[8 + 3] = 2;  // channel 1, (0, 1, 1)
+  for (int64_t order : {0, 1}) {
+    auto module = Import("MaxPool", 12, {{"X", {1, 2, 2, 2, 2}, {}, {}, true}},
+                         {{"Y", {1, 2, 1, 1, 1}}, {"I", {1, 2, 1, 1, 1}, onnx::TensorProto::INT64}},
+                         {Attr("kernel_shape", Dims{2, 2, 2}), Attr("storage_order", order)});
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto r = Evaluate(**module, {F32({1, 2, 2, 2, 2}, x)});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Values<float>((*r)[0]), (std::vector<float>{1, 2}));
+    EXPECT_EQ(Values<int64_t>((*r)[1]),
+              order == 0 ? (std::vector<int64_t>{4, 11}) : (std::vector<int64_t>{1, 14}));
+  }
+}
+
+// Scan opset 8: a running sum over a batch of two sequences of three
+// 1-element steps, scanned backwards; sequence_lens all the full length.
+TEST(OnnxSamplingTest, Scan8BatchReversed) {
+  onnx::AttributeProto body;
+  body.set_name("body");
+  body.set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* g = body.mutable_g();
+  g->set_name("body");
+  SetType(g->add_input(), "s", onnx::TensorProto::FLOAT, {1});
+  SetType(g->add_input(), "a", onnx::TensorProto::FLOAT, {1});
+  onnx::NodeProto* add = g->add_node();
+  add->set_op_type("Add");
+  add->add_input("s");
+  add->add_input("a");
+  add->add_output("s2");
+  onnx::NodeProto* copy = g->add_node();
+  copy->set_op_type("Identity");
+  copy->add_input("s2");
+  copy->add_output("y");
+  SetType(g->add_output(), "s2", onnx::TensorProto::FLOAT, {1});
+  SetType(g->add_output(), "y", onnx::TensorProto::FLOAT, {1});
+  auto module = Import(
+      "Scan", 8,
+      {{"lens", {2}, {}, {3, 3}}, {"init", {2, 1}, {}, {}, true}, {"x", {2, 3, 1}, {}, {}, true}},
+      {{"final", {2, 1}}, {"ys", {2, 3, 1}}},
+      {body, Attr("num_scan_inputs", 1), Attr("directions", Dims{1})});
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto r = Evaluate(**module, {F32({2, 1}, {0, 100}), F32({2, 3, 1}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Values<float>((*r)[0]), (std::vector<float>{6, 115}));
+  EXPECT_EQ(Values<float>((*r)[1]), (std::vector<float>{3, 5, 6, 106, 111, 115}));
+}
+
+}  // namespace
+}  // namespace tpusim::frontend
