@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (tpusim::ir::NumElements(options.input_shapes[name]) > (1 << 20)) {
           return tpusim::InvalidArgument(name + " is too large to read");
         }
-        return tpusim::Tensor::Allocate(tpusim::ir::Type::Tensor(in.element, options.input_shapes[name]));
+        return tpusim::Tensor::Allocate(
+            tpusim::ir::Type::Tensor(in.element, options.input_shapes[name]));
       }
     }
     return tpusim::NotFound(name);

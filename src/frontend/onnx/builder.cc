@@ -26,7 +26,7 @@ Attribute I64(int64_t v) { return Attribute::Int(v, ElementType::kSI64); }
 // "add" names stablehlo.add; a dialect-qualified name ("chlo.erf") itself.
 std::string OpNameOf(std::string_view name) {
   return name.find('.') == std::string_view::npos ? "stablehlo." + std::string(name)
-                                                   : std::string(name);
+                                                  : std::string(name);
 }
 
 // One element of `element` holding `v`, in its storage format.
@@ -65,7 +65,8 @@ Value Builder::Constant(const Tensor& t) {
 }
 
 Value Builder::Splat(ElementType element, double v, const Shape& shape) {
-  Attribute value = Attribute::DenseElements(Type::Tensor(element, shape), EncodeScalar(element, v));
+  Attribute value =
+      Attribute::DenseElements(Type::Tensor(element, shape), EncodeScalar(element, v));
   return Emit("stablehlo.constant", {}, {Type::Tensor(element, shape)}, {{"value", value}})
       ->result(0);
 }
@@ -246,10 +247,11 @@ Value Builder::DotGeneral(Value a, Value b, const std::vector<int64_t>& a_batch,
       shape.push_back(ShapeOf(b)[d]);
     }
   }
-  Attribute dnums = Attribute::Struct("stablehlo.dot", {{"lhs_batching_dimensions", list(a_batch)},
-                                                        {"rhs_batching_dimensions", list(b_batch)},
-                                                        {"lhs_contracting_dimensions", list(a_contract)},
-                                                        {"rhs_contracting_dimensions", list(b_contract)}});
+  Attribute dnums =
+      Attribute::Struct("stablehlo.dot", {{"lhs_batching_dimensions", list(a_batch)},
+                                          {"rhs_batching_dimensions", list(b_batch)},
+                                          {"lhs_contracting_dimensions", list(a_contract)},
+                                          {"rhs_contracting_dimensions", list(b_contract)}});
   Attribute precision = Attribute::Array({Attribute::Enum("stablehlo.precision", "DEFAULT"),
                                           Attribute::Enum("stablehlo.precision", "DEFAULT")});
   return Emit("stablehlo.dot_general", {a, b}, {Type::Tensor(result, shape)},
@@ -271,11 +273,13 @@ void Builder::AddRegion(ir::Operation* op, const std::vector<Type>& args,
 
 void Builder::AddScalarBody(ir::Operation* op, ElementType element, std::string_view body) {
   const Type scalar = Type::Tensor(element, {});
-  AddRegion(op, {scalar, scalar},
-            [&](const std::vector<Value>& a) { return std::vector<Value>{Binary(body, a[0], a[1])}; });
+  AddRegion(op, {scalar, scalar}, [&](const std::vector<Value>& a) {
+    return std::vector<Value>{Binary(body, a[0], a[1])};
+  });
 }
 
-Value Builder::Reduce(Value x, Value init, const std::vector<int64_t>& dims, std::string_view body) {
+Value Builder::Reduce(Value x, Value init, const std::vector<int64_t>& dims,
+                      std::string_view body) {
   Shape shape;
   for (int64_t d = 0; d < RankOf(x); ++d) {
     if (std::count(dims.begin(), dims.end(), d) == 0) shape.push_back(ShapeOf(x)[d]);

@@ -62,7 +62,7 @@ class Builder {
   // stablehlo.select; broadcasts its three operands.
   Value Select(Value pred, Value on_true, Value on_false);
   Value Convert(Value x, ElementType element);  // a no-op when equal
-  Value Clamp(Value lo, Value x, Value hi);  // lo, hi scalars or of x's shape
+  Value Clamp(Value lo, Value x, Value hi);     // lo, hi scalars or of x's shape
 
   // Shapes.
   Value Reshape(Value x, const Shape& shape);

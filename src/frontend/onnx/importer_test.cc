@@ -3,6 +3,8 @@
 // dynamic inputs, values a shape depends on, external data, and one-line
 // errors for what is malformed or unsupported. The ops' numerics are checked
 // against ONNX's backend suite (scripts/onnx_conformance.py).
+#include "tpusim/frontend/onnx/importer.h"
+
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -10,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tpusim/frontend/onnx/importer.h"
 #include "tpusim/ir/printer.h"
 #include "tpusim/verify/verifier.h"
 
@@ -43,7 +44,9 @@ void AddOutput(onnx::GraphProto& g, const std::string& name, int rank,
   auto* t = v->mutable_type()->mutable_tensor_type();
   t->set_elem_type(type);
   t->mutable_shape();
-  for (int i = 0; i < rank; ++i) t->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(i));
+  for (int i = 0; i < rank; ++i) {
+    t->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(i));
+  }
 }
 
 onnx::NodeProto* AddNode(onnx::GraphProto& g, const std::string& op,
@@ -184,7 +187,8 @@ TEST(OnnxImport, ShapesFromInputValuesSpecializeTheProgram) {
   options.input_value = [&](const std::string& name) -> StatusOr<Tensor> {
     read.push_back(name);
     if (name == "x") return Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kF32, {2, 6}));
-    TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kSI64, {2})));
+    TPUSIM_ASSIGN_OR_RETURN(Tensor t,
+                            Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kSI64, {2})));
     t.mutable_data<int64_t>()[0] = 3;
     t.mutable_data<int64_t>()[1] = 4;
     return t;

@@ -14,23 +14,40 @@ using P = onnx::TensorProto;
 
 StatusOr<ElementType> ElementOfOnnx(int32_t t) {
   switch (t) {
-    case P::FLOAT: return ElementType::kF32;
-    case P::UINT8: return ElementType::kUI8;
-    case P::INT8: return ElementType::kSI8;
-    case P::UINT16: return ElementType::kUI16;
-    case P::INT16: return ElementType::kSI16;
-    case P::INT32: return ElementType::kSI32;
-    case P::INT64: return ElementType::kSI64;
-    case P::BOOL: return ElementType::kI1;
-    case P::FLOAT16: return ElementType::kF16;
-    case P::DOUBLE: return ElementType::kF64;
-    case P::UINT32: return ElementType::kUI32;
-    case P::UINT64: return ElementType::kUI64;
-    case P::COMPLEX64: return ElementType::kC64;
-    case P::COMPLEX128: return ElementType::kC128;
-    case P::BFLOAT16: return ElementType::kBF16;
-    case P::STRING: return Unimplemented("string tensors are not supported");
-    default: return Unimplemented("ONNX element type " + std::to_string(t) + " is not supported");
+    case P::FLOAT:
+      return ElementType::kF32;
+    case P::UINT8:
+      return ElementType::kUI8;
+    case P::INT8:
+      return ElementType::kSI8;
+    case P::UINT16:
+      return ElementType::kUI16;
+    case P::INT16:
+      return ElementType::kSI16;
+    case P::INT32:
+      return ElementType::kSI32;
+    case P::INT64:
+      return ElementType::kSI64;
+    case P::BOOL:
+      return ElementType::kI1;
+    case P::FLOAT16:
+      return ElementType::kF16;
+    case P::DOUBLE:
+      return ElementType::kF64;
+    case P::UINT32:
+      return ElementType::kUI32;
+    case P::UINT64:
+      return ElementType::kUI64;
+    case P::COMPLEX64:
+      return ElementType::kC64;
+    case P::COMPLEX128:
+      return ElementType::kC128;
+    case P::BFLOAT16:
+      return ElementType::kBF16;
+    case P::STRING:
+      return Unimplemented("string tensors are not supported");
+    default:
+      return Unimplemented("ONNX element type " + std::to_string(t) + " is not supported");
   }
 }
 
@@ -51,19 +68,16 @@ void CopyFields(const P& proto, Tensor& t) {
   const ElementType e = t.element();
   switch (proto.data_type()) {
     case P::FLOAT:
-      CopyTyped(t, [&](int64_t i, uint8_t* p) {
-        std::memcpy(p, proto.float_data().data() + i, 4);
-      });
+      CopyTyped(t,
+                [&](int64_t i, uint8_t* p) { std::memcpy(p, proto.float_data().data() + i, 4); });
       return;
     case P::COMPLEX64:
-      CopyTyped(t, [&](int64_t i, uint8_t* p) {
-        std::memcpy(p, proto.float_data().data() + 2 * i, 8);
-      });
+      CopyTyped(
+          t, [&](int64_t i, uint8_t* p) { std::memcpy(p, proto.float_data().data() + 2 * i, 8); });
       return;
     case P::DOUBLE:
-      CopyTyped(t, [&](int64_t i, uint8_t* p) {
-        std::memcpy(p, proto.double_data().data() + i, 8);
-      });
+      CopyTyped(t,
+                [&](int64_t i, uint8_t* p) { std::memcpy(p, proto.double_data().data() + i, 8); });
       return;
     case P::COMPLEX128:
       CopyTyped(t, [&](int64_t i, uint8_t* p) {
@@ -102,13 +116,18 @@ void CopyFields(const P& proto, Tensor& t) {
 int64_t StoredValues(const P& proto) {
   switch (proto.data_type()) {
     case P::FLOAT:
-    case P::COMPLEX64: return proto.float_data_size();
+    case P::COMPLEX64:
+      return proto.float_data_size();
     case P::DOUBLE:
-    case P::COMPLEX128: return proto.double_data_size();
-    case P::INT64: return proto.int64_data_size();
+    case P::COMPLEX128:
+      return proto.double_data_size();
+    case P::INT64:
+      return proto.int64_data_size();
     case P::UINT32:
-    case P::UINT64: return proto.uint64_data_size();
-    default: return proto.int32_data_size();
+    case P::UINT64:
+      return proto.uint64_data_size();
+    default:
+      return proto.int32_data_size();
   }
 }
 

@@ -42,17 +42,18 @@ struct GatherDims {
 };
 
 Value Gather(Builder& b, Value x, Value idx, const GatherDims& g, const Shape& out) {
-  Attribute dnums = Attribute::Struct(
-      "stablehlo.gather", {{"offset_dims", List(g.offset)},
-                           {"collapsed_slice_dims", List(g.collapsed)},
-                           {"operand_batching_dims", List(g.operand_batching)},
-                           {"start_indices_batching_dims", List(g.indices_batching)},
-                           {"start_index_map", List(g.start_index_map)},
-                           {"index_vector_dim", Attribute::Int(g.index_vector_dim)}});
-  return b.Emit("stablehlo.gather", {x, idx}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
-                {{"dimension_numbers", dnums},
-                 {"slice_sizes", I64Array(g.slice_sizes)},
-                 {"indices_are_sorted", Attribute::Bool(false)}})
+  Attribute dnums = Attribute::Struct("stablehlo.gather",
+                                      {{"offset_dims", List(g.offset)},
+                                       {"collapsed_slice_dims", List(g.collapsed)},
+                                       {"operand_batching_dims", List(g.operand_batching)},
+                                       {"start_indices_batching_dims", List(g.indices_batching)},
+                                       {"start_index_map", List(g.start_index_map)},
+                                       {"index_vector_dim", Attribute::Int(g.index_vector_dim)}});
+  return b
+      .Emit("stablehlo.gather", {x, idx}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
+            {{"dimension_numbers", dnums},
+             {"slice_sizes", I64Array(g.slice_sizes)},
+             {"indices_are_sorted", Attribute::Bool(false)}})
       ->result(0);
 }
 
@@ -161,13 +162,13 @@ StatusOr<Value> Scatter(Node& n, Value x, Value idx, Value updates, std::vector<
   } else if (reduction != "none") {
     return n.Unsupported("reduction '" + reduction + "'");
   }
-  Attribute dnums = Attribute::Struct(
-      "stablehlo.scatter", {{"update_window_dims", List(window)},
-                            {"inserted_window_dims", List(inserted)},
-                            {"input_batching_dims", List({})},
-                            {"scatter_indices_batching_dims", List({})},
-                            {"scatter_dims_to_operand_dims", List(to_operand)},
-                            {"index_vector_dim", Attribute::Int(index_vector_dim)}});
+  Attribute dnums = Attribute::Struct("stablehlo.scatter",
+                                      {{"update_window_dims", List(window)},
+                                       {"inserted_window_dims", List(inserted)},
+                                       {"input_batching_dims", List({})},
+                                       {"scatter_indices_batching_dims", List({})},
+                                       {"scatter_dims_to_operand_dims", List(to_operand)},
+                                       {"index_vector_dim", Attribute::Int(index_vector_dim)}});
   ir::Operation* op = b.Emit("stablehlo.scatter", {x, idx, updates}, {x.type()},
                              {{"scatter_dimension_numbers", dnums},
                               {"indices_are_sorted", Attribute::Bool(false)},
@@ -190,8 +191,8 @@ Status ScatterElements(Node& n) {
   if (Builder::ShapeOf(idx) != Builder::ShapeOf(updates) || Builder::RankOf(idx) != r) {
     return n.Invalid("indices and updates must have one shape of the data's rank");
   }
-  TPUSIM_ASSIGN_OR_RETURN(Value y, Scatter(n, x, FullIndex(b, idx, axis), updates, {},
-                                           Range(0, r), Range(0, r), r));
+  TPUSIM_ASSIGN_OR_RETURN(
+      Value y, Scatter(n, x, FullIndex(b, idx, axis), updates, {}, Range(0, r), Range(0, r), r));
   n.SetOutput(0, y);
   return Status::Ok();
 }
@@ -203,7 +204,8 @@ Status ScatterND(Node& n) {
   Value updates = n.input(2);
   const Shape xs = Builder::ShapeOf(x), is = Builder::ShapeOf(idx);
   const int64_t q = static_cast<int64_t>(is.size());
-  if (q < 1 || is[q - 1] > static_cast<int64_t>(xs.size())) return n.Invalid("indices do not fit the data");
+  if (q < 1 || is[q - 1] > static_cast<int64_t>(xs.size()))
+    return n.Invalid("indices do not fit the data");
   const int64_t k = is[q - 1];
   Shape want(is.begin(), is.end() - 1);
   want.insert(want.end(), xs.begin() + k, xs.end());

@@ -141,8 +141,8 @@ Status Reshape(Node& n) {
     if (known == 0 || total % known != 0) return n.Invalid("cannot infer its -1 dimension");
     shape[infer] = total / known;
   } else if (known != total) {
-    return n.Invalid("cannot reshape " + x.type().ToString() + " to " +
-                     std::to_string(known) + " elements");
+    return n.Invalid("cannot reshape " + x.type().ToString() + " to " + std::to_string(known) +
+                     " elements");
   }
   n.SetOutput(0, n.b().Reshape(x, shape));
   return Status::Ok();
@@ -155,7 +155,8 @@ Status Flatten(Node& n) {
   if (axis < -rank || axis > rank) return n.Invalid("axis out of range");
   if (axis < 0) axis += rank;
   const Shape& s = Builder::ShapeOf(x);
-  const int64_t outer = std::accumulate(s.begin(), s.begin() + axis, int64_t{1}, std::multiplies<>());
+  const int64_t outer =
+      std::accumulate(s.begin(), s.begin() + axis, int64_t{1}, std::multiplies<>());
   const int64_t inner = std::accumulate(s.begin() + axis, s.end(), int64_t{1}, std::multiplies<>());
   n.SetOutput(0, n.b().Reshape(x, {outer, inner}));
   return Status::Ok();
@@ -282,7 +283,8 @@ Status Slice(Node& n) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
     return n.Invalid("starts, ends, axes and steps differ in length");
   }
   TPUSIM_ASSIGN_OR_RETURN(axes, Axes(n, axes, rank));
@@ -329,7 +331,8 @@ Status Tile(Node& n) {
   Value x = n.input(0);
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, n.KnownInts(1, "repeats"));
   const int64_t rank = Builder::RankOf(x);
-  if (static_cast<int64_t>(repeats.size()) != rank) return n.Invalid("repeats must be one per dimension");
+  if (static_cast<int64_t>(repeats.size()) != rank)
+    return n.Invalid("repeats must be one per dimension");
   Shape wide, out;
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < rank; ++d) {
@@ -452,7 +455,8 @@ Status EyeLike(Node& n) {
   Builder& b = n.b();
   const Shape& s = Builder::ShapeOf(x);
   Value diff = b.Sub(b.Iota(s, 1, ElementType::kSI64), b.Iota(s, 0, ElementType::kSI64));
-  Value on = b.Compare("EQ", diff, b.Scalar(ElementType::kSI64, static_cast<double>(n.Int("k", 0))));
+  Value on =
+      b.Compare("EQ", diff, b.Scalar(ElementType::kSI64, static_cast<double>(n.Int("k", 0))));
   n.SetOutput(0, b.Select(on, b.Splat(e, 1, s), b.Splat(e, 0, s)));
   return Status::Ok();
 }
@@ -510,7 +514,8 @@ Status OneHot(Node& n) {
   Value idx = b.Convert(indices, ElementType::kSI64);
   Value neg = b.Compare("LT", idx, b.Scalar(ElementType::kSI64, 0));
   idx = b.Select(neg, b.Add(idx, b.FullLike(idx, static_cast<double>(depth))), idx);
-  Value hot = b.Compare("EQ", b.BroadcastInDim(idx, out, dims), b.Iota(out, axis, ElementType::kSI64));
+  Value hot =
+      b.Compare("EQ", b.BroadcastInDim(idx, out, dims), b.Iota(out, axis, ElementType::kSI64));
   Value v = b.Reshape(values, {2});
   Value off = b.Reshape(b.SliceDim(v, 0, 0, 1), {}), on = b.Reshape(b.SliceDim(v, 0, 1, 2), {});
   n.SetOutput(0, b.Select(hot, b.BroadcastTo(on, out), b.BroadcastTo(off, out)));
