@@ -12,7 +12,12 @@ directory, and
         --output-dir OUT
 
 runs the model; OUT/result<K>.npy is compared with output_K.pb the way ONNX's
-own backend test compares (onnx.backend.test.runner): floats with
+own backend test compares (onnx.backend.test.runner). Sequences and
+optionals (SequenceProto, OptionalProto files) go as tpusim run takes them
+(src/runtime/onnx_program.h): a sequence input as a folder of its elements'
+.npy files, an absent optional input as the word `none`; a sequence output
+comes back as OUT/result<K>_<J>.npy, one per element, and an absent optional
+output as no file. Values are compared: floats with
 |actual - expected| <= atol + rtol * |expected|, rtol=1e-3, atol=1e-7 (the
 real/ models name their own in data.json); NaN where and only where the
 expected value is NaN; integers, booleans and strings exactly; the shape and
@@ -28,8 +33,8 @@ A case is
   unsupported  tpusim exited 3 (the reason is its error line, which names the
                op), or the runner itself cannot pass the case to the CLI
                (reason "runner: ..."): a graph input or output that is a
-               sequence, an optional or a map, which the test data stores as
-               SequenceProto/OptionalProto, not as a tensor .npy can hold;
+               map, a sparse tensor, or a sequence or optional of those or
+               of sequences, which .npy files cannot hold;
   skipped      nothing to run: real/ ships only data.json, which names a
                model to download.
 A failing case whose test data is off gets a "[test data: ...]" note: an
@@ -246,11 +251,35 @@ def error_line(stderr):
     return lines[-1][:400] if lines else "(nothing on stderr)"
 
 
-def value_kind(value_info):
-    kind = value_info.type.WhichOneof("value")
+def type_kind(type_proto):
+    kind = type_proto.WhichOneof("value")
     return {"tensor_type": "tensor", "sequence_type": "sequence",
             "optional_type": "optional", "map_type": "map",
             "sparse_tensor_type": "sparse tensor"}.get(kind, str(kind))
+
+
+def value_kind(value_info):
+    return type_kind(value_info.type)
+
+
+def runner_takes(type_proto):
+    """Whether the CLI takes or writes a value of this type: a tensor, a
+    sequence of tensors, an optional of either."""
+    kind = type_kind(type_proto)
+    if kind == "optional":
+        type_proto = type_proto.optional_type.elem_type
+        kind = type_kind(type_proto)
+    if kind == "sequence":
+        kind = type_kind(type_proto.sequence_type.elem_type)
+    return kind == "tensor"
+
+
+def elem_type_of(type_proto):
+    """The element type of the tensors a value of this type holds."""
+    while type_kind(type_proto) in ("optional", "sequence"):
+        type_proto = (type_proto.optional_type.elem_type if type_kind(type_proto) == "optional"
+                      else type_proto.sequence_type.elem_type)
+    return type_proto.tensor_type.elem_type
 
 
 def static_shape(value_info):
@@ -275,7 +304,11 @@ def load_array(path, elem_type=None):
     bfloat16 (elem_type, the graph's type of the value, or the file's own) as
     float32, the way tpusim reads and writes bfloat16 in .npy files. ONNX's
     test data stores bfloat16 as UINT16 bit patterns."""
-    tensor = onnx.load_tensor(path)
+    return array_of(onnx.load_tensor(path), elem_type)
+
+
+def array_of(tensor, elem_type=None):
+    """A TensorProto as load_array returns it."""
     if tensor.data_type == onnx.TensorProto.BFLOAT16:
         bits = np.array(tensor.int32_data, dtype=np.uint32) if not tensor.raw_data else \
             np.frombuffer(tensor.raw_data, dtype="<u2").astype(np.uint32)
@@ -287,6 +320,73 @@ def load_array(path, elem_type=None):
         array = np.array([b.decode() if isinstance(b, bytes) else str(b)
                           for b in array.flat], dtype=str).reshape(array.shape)
     return array
+
+
+def load_value(path, type_proto):
+    """A data file as a value of the graph's type: a numpy array (a tensor,
+    load_array), a list of arrays (a sequence), None (an absent optional)."""
+    kind = type_kind(type_proto)
+    elem_type = elem_type_of(type_proto)
+    with open(path, "rb") as f:
+        data = f.read()
+    if kind == "sequence":
+        seq = onnx.SequenceProto()
+        seq.ParseFromString(data)
+        return [array_of(t, elem_type) for t in seq.tensor_values]
+    if kind == "optional":
+        opt = onnx.OptionalProto()
+        opt.ParseFromString(data)
+        if opt.HasField("sequence_value"):
+            return [array_of(t, elem_type) for t in opt.sequence_value.tensor_values]
+        return array_of(opt.tensor_value, elem_type) if opt.HasField("tensor_value") else None
+    return load_array(path, elem_type)
+
+
+def save_value(value, path):
+    """`value` (load_value's) as tpusim run's --input takes it, at `path`
+    (.npy added) for a tensor, `path` a folder of its elements for a
+    sequence; returns the argument."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        os.makedirs(path)
+        for j, array in enumerate(value):
+            np.save(os.path.join(path, f"{j:06d}.npy"), array, allow_pickle=False)
+        return path
+    np.save(path + ".npy", value, allow_pickle=False)
+    return path + ".npy"
+
+
+def compare_result(out_dir, k, want, rtol, atol):
+    """None when OUT/result<k>[_<j>].npy hold `want` (load_value's), else a
+    short reason."""
+    def exists(stem):
+        return os.path.exists(os.path.join(out_dir, stem + ".npy"))
+
+    def one(stem, array):
+        if not exists(stem):
+            return f"no {stem}.npy"
+        try:
+            got = np.load(os.path.join(out_dir, stem + ".npy"), allow_pickle=False)
+        except Exception as e:  # a malformed .npy is tpusim's fault
+            return f"{stem}.npy unreadable: {e}"
+        return compare(got, array, rtol, atol)
+
+    if want is None:
+        if exists(f"result{k}") or exists(f"result{k}_0"):
+            return "a value, expected an absent optional"
+        return None
+    if not isinstance(want, list):
+        return one(f"result{k}", want)
+    if exists(f"result{k}"):
+        return f"a tensor, expected a sequence of {len(want)}"
+    for j, array in enumerate(want):
+        why = one(f"result{k}_{j}", array)
+        if why:
+            return f"element {j}: {why}"
+    if exists(f"result{k}_{len(want)}"):
+        return f"a sequence longer than {len(want)}"
+    return None
 
 
 class RunnerError(Exception):
@@ -337,12 +437,12 @@ def run_case(case, opts):
     inputs = [v for v in graph.input if v.name not in initializers]
     for role, values in (("input", inputs), ("output", graph.output)):
         for v in values:
-            kind = value_kind(v)
-            if kind != "tensor":
+            if not runner_takes(v.type):
+                kind = value_kind(v)
                 return done("unsupported",
-                            f"runner: graph {role} '{v.name}' is {article(kind)} {kind} (stored as "
-                            f"{article(kind)} {kind.capitalize()}Proto); the CLI takes tensors "
-                            f"as .npy only")
+                            f"runner: graph {role} '{v.name}' is {article(kind)} {kind} of a type "
+                            f"the CLI's .npy files cannot hold (tensors, sequences of tensors "
+                            f"and optionals of either only)")
 
     data_sets = sorted(glob.glob(os.path.join(case.path, "test_data_set_*")))
     if not data_sets:
@@ -352,20 +452,20 @@ def run_case(case, opts):
         with tempfile.TemporaryDirectory(prefix="onnx_conf_") as tmp:
             try:
                 in_files = numbered(data_set, "input")
-                out_types = [v.type.tensor_type.elem_type for v in graph.output]
-                expected = [load_array(f, out_types[k] if k < len(out_types) else None)
+                tensor = onnx.TypeProto()
+                tensor.tensor_type.elem_type = onnx.TensorProto.UNDEFINED
+                out_types = [v.type for v in graph.output]
+                expected = [load_value(f, out_types[k] if k < len(out_types) else tensor)
                             for k, f in enumerate(numbered(data_set, "output"))]
                 npys = []
                 for k, f in enumerate(in_files):
-                    npy = os.path.join(tmp, f"input_{k}.npy")
-                    elem_type = inputs[k].type.tensor_type.elem_type if k < len(inputs) else None
-                    array = load_array(f, elem_type)
+                    value = load_value(f, inputs[k].type if k < len(inputs) else tensor)
                     declared = static_shape(inputs[k]) if k < len(inputs) else None
-                    if declared is not None and not shape_fits(array.shape, declared):
-                        notes.append(f"input '{inputs[k].name}' is {shape_str(array.shape)}, "
+                    if (isinstance(value, np.ndarray) and declared is not None
+                            and not shape_fits(value.shape, declared)):
+                        notes.append(f"input '{inputs[k].name}' is {shape_str(value.shape)}, "
                                      f"the model declares {shape_str(declared)}")
-                    np.save(npy, array, allow_pickle=False)
-                    npys.append(npy)
+                    npys.append(save_value(value, os.path.join(tmp, f"input_{k}")))
             except RunnerError as e:
                 return done("unsupported", f"runner: {e}")
             if len(npys) != len(inputs):
@@ -388,19 +488,14 @@ def run_case(case, opts):
             if proc.returncode != 0:
                 return done("fail", f"{label}exit {proc.returncode}: {error_line(proc.stderr)}")
             for k, want in enumerate(expected):
-                path = os.path.join(out_dir, f"result{k}.npy")
-                if not os.path.exists(path):
-                    return done("fail", f"{label}no result{k}.npy")
-                try:
-                    got = np.load(path, allow_pickle=False)
-                except Exception as e:  # a malformed .npy is tpusim's fault
-                    return done("fail", f"{label}result{k}.npy unreadable: {e}")
-                why = compare(got, want, rtol, atol)
+                why = compare_result(out_dir, k, want, rtol, atol)
                 if why:
                     name = graph.output[k].name if k < len(graph.output) else f"#{k}"
+                    if why == f"no result{k}.npy":
+                        return done("fail", f"{label}{why}")
                     return done("fail", f"{label}output {k} ({name}): {why}")
-            extra = os.path.join(out_dir, f"result{len(expected)}.npy")
-            if os.path.exists(extra):
+            extra = os.path.join(out_dir, f"result{len(expected)}")
+            if os.path.exists(extra + ".npy") or os.path.exists(extra + "_0.npy"):
                 return done("fail", f"{label}more results than the {len(expected)} outputs")
     return done("pass")
 
@@ -499,7 +594,7 @@ def write_markdown(path, rows, command, data):
            f"`|actual - expected| <= atol + rtol |expected|`, rtol={RTOL:g}, atol={ATOL:g};",
            "NaN exactly where expected; integers, booleans and strings exactly; shapes and",
            "dtypes exactly. Unsupported: tpusim exited 3 naming the op, or (\"runner:\") the",
-           "case has sequence or optional values, which the CLI's .npy inputs cannot hold.", "",
+           "case has map or sparse values, which the CLI's .npy inputs cannot hold.", "",
            "| suite | cases | passed | failed | unsupported | skipped |",
            "|---|---|---|---|---|---|"]
     for suite in SUITES + ["total"]:

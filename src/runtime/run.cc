@@ -251,13 +251,19 @@ bool IsStop(const Status& status) { return status.code() == StatusCode::kCancell
 
 }  // namespace
 
-Status RunProgram(const RunOptions& options, std::FILE* out) {
-  TPUSIM_RETURN_IF_ERROR(CheckStepOptions(options));
+Status RunProgram(const RunOptions& given, std::FILE* out) {
+  TPUSIM_RETURN_IF_ERROR(CheckStepOptions(given));
   // An ONNX model is lowered for its input shapes, so it takes --arg-shape
-  // itself and reaches Prepare static.
-  const bool onnx = IsOnnxFile(options.program);
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
-                          onnx ? LoadOnnx(options.program, options) : LoadModule(options.program));
+  // itself and reaches Prepare static; its --input files then name @main's
+  // parameters, and its results are named for the graph's outputs (a
+  // sequence's elements are several of each: onnx_program.h).
+  const bool onnx = IsOnnxFile(given.program);
+  OnnxFiles onnx_files;
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::unique_ptr<ir::Module> module,
+      onnx ? LoadOnnx(given.program, given, &onnx_files) : LoadModule(given.program));
+  RunOptions options = given;
+  if (onnx) options.inputs = onnx_files.inputs;
   RunOptions sized = options;
   if (onnx) sized.arg_shapes.clear();
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Prepared> p, Prepare(std::move(module), sized));
@@ -305,7 +311,10 @@ Status RunProgram(const RunOptions& options, std::FILE* out) {
         return Unimplemented("@" + f.name() + " returns a tuple, which .npy cannot hold");
       }
     }
-    if (speaks) TPUSIM_RETURN_IF_ERROR(WriteResults(*results, {}, options.output_dir, out));
+    if (speaks) {
+      TPUSIM_RETURN_IF_ERROR(
+          WriteResults(*results, onnx_files.result_names, options.output_dir, out));
+    }
   }
   if (!speaks) return Status::Ok();
   return WriteReports(Report(*p, *std::move(timeline), options), options, out);

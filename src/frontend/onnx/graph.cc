@@ -18,6 +18,11 @@ std::string NodeLabel(const onnx::NodeProto& node) {
 
 }  // namespace
 
+std::string Lowered::KindName() const {
+  if (sequence) return "a sequence";
+  return is_none ? "an absent optional" : "a tensor";
+}
+
 Lowered* Graph::Find(const std::string& name) {
   for (Graph* g = this; g != nullptr; g = g->parent_) {
     auto it = g->values_.find(name);
@@ -66,6 +71,12 @@ Status Graph::LowerNode(const onnx::NodeProto& proto, int index) {
   b_.set_location(LocationOf(index));
   const size_t first = b_.block()->ops().size();
   Node node(*this, proto, index);
+  for (const std::string& in : proto.input()) {
+    const Lowered* l = in.empty() ? nullptr : Find(in);
+    if (l != nullptr && !l->is_tensor() && !def->takes_sequences) {
+      return node.Unsupported(l->KindName() + " ('" + in + "') as an input of " + proto.op_type());
+    }
+  }
   TPUSIM_RETURN_IF_ERROR(def->lower(node));
   for (int i = 0; i < proto.output_size(); ++i) {
     if (!proto.output(i).empty() && Find(proto.output(i)) == nullptr) {
@@ -82,7 +93,7 @@ void Graph::Fold(const onnx::NodeProto& proto, size_t first) {
   for (const std::string& out : proto.output()) {
     if (out.empty()) continue;
     Lowered* l = Find(out);
-    if (l->known) continue;
+    if (l->known || !l->is_tensor()) continue;
     if (!l->value.type().is_tensor() || l->value.type().num_elements() > kMaxFoldedElements) return;
     outputs.push_back(l);
   }
@@ -107,15 +118,15 @@ void Graph::Fold(const onnx::NodeProto& proto, size_t first) {
   }
 }
 
-StatusOr<std::vector<Value>> Graph::Outputs(const onnx::GraphProto& graph) {
-  std::vector<Value> out;
+StatusOr<std::vector<Lowered>> Graph::Outputs(const onnx::GraphProto& graph) {
+  std::vector<Lowered> out;
   for (const onnx::ValueInfoProto& o : graph.output()) {
     const Lowered* l = Find(o.name());
     if (l == nullptr) {
       return InvalidArgument(model_.path + ": graph '" + graph.name() + "' output '" + o.name() +
                              "' is not computed by any node");
     }
-    out.push_back(l->value);
+    out.push_back(*l);
   }
   return out;
 }

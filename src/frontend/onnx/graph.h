@@ -21,12 +21,21 @@ namespace tpusim::frontend::onnx_import {
 // are known: folding is for shapes and indices, not for the model's math.
 inline constexpr int64_t kMaxFoldedElements = 1 << 16;
 
-// A tensor of the graph as lowered: its IR value and, when computable at
-// import, its elements.
+// A value of the graph as lowered: a tensor (its IR value and, when
+// computable at import, its elements), or a sequence of tensors, or an
+// absent optional. Sequences and optionals never exist as one IR value: a
+// sequence's length and an optional's presence are known at import, and
+// a present optional is its element itself.
 struct Lowered {
   Value value;
   std::optional<Tensor> known;
-  std::string input_name;  // a graph input's name: its value may be asked for
+  std::string input_name;                        // a graph input's name: its value may be asked for
+  std::optional<std::vector<Lowered>> sequence;  // a sequence: its elements (`value` unused)
+  bool is_none = false;                          // an absent optional (`value` unused)
+
+  bool is_tensor() const { return !sequence && !is_none; }
+  // "a sequence", "an absent optional", "a tensor": what errors call it.
+  std::string KindName() const;
 };
 
 // What every graph of one model shares.
@@ -56,7 +65,7 @@ class Graph {
   // Lowers the graph's initializers and nodes, in order.
   Status LowerNodes(const onnx::GraphProto& graph);
   // The graph's outputs, after LowerNodes.
-  StatusOr<std::vector<Value>> Outputs(const onnx::GraphProto& graph);
+  StatusOr<std::vector<Lowered>> Outputs(const onnx::GraphProto& graph);
 
   // The location of the node at `index`.
   ir::Location LocationOf(int index) const;

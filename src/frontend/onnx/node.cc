@@ -19,6 +19,15 @@ Builder& Node::b() { return graph_.b(); }
 
 Value Node::input(int i) const { return graph_.Find(proto_.input(i))->value; }
 
+const Lowered& Node::lowered(int i) const { return *graph_.Find(proto_.input(i)); }
+
+StatusOr<std::vector<Lowered>> Node::InputSequence(int i, std::string_view what) const {
+  if (!has_input(i)) return Invalid(std::string(what) + " is missing");
+  const Lowered& l = lowered(i);
+  if (!l.sequence) return Invalid(std::string(what) + " is " + l.KindName() + ", not a sequence");
+  return *l.sequence;
+}
+
 bool Node::IsKnown(int i) const {
   const Lowered* l = has_input(i) ? graph_.Find(proto_.input(i)) : nullptr;
   return l != nullptr && l->known.has_value();
@@ -132,6 +141,22 @@ void Node::SetKnownOutput(int i, const Tensor& t) {
   graph_.Bind(proto_.output(i), Lowered{b().Constant(t), t, ""});
 }
 
+void Node::SetOutputLowered(int i, Lowered v) {
+  if (wants_output(i)) graph_.Bind(proto_.output(i), std::move(v));
+}
+
+void Node::SetOutputSequence(int i, std::vector<Lowered> elements) {
+  Lowered l;
+  l.sequence = std::move(elements);
+  SetOutputLowered(i, std::move(l));
+}
+
+void Node::SetOutputNone(int i) {
+  Lowered l;
+  l.is_none = true;
+  SetOutputLowered(i, std::move(l));
+}
+
 Status Node::Unsupported(std::string_view what) const {
   return Unimplemented(graph_.Where(proto_, index_) + std::string(what) + " is not supported");
 }
@@ -149,15 +174,30 @@ StatusOr<int64_t> Node::Axis(int64_t axis, int64_t rank) const {
 }
 
 StatusOr<std::vector<Value>> Node::LowerSubgraph(const onnx::GraphProto& body,
-                                                 const std::vector<Value>& args,
-                                                 ir::Block* block) {
+                                                 const std::vector<Value>& args, ir::Block* block) {
+  std::vector<Lowered> in;
+  for (Value v : args) in.push_back(Lowered{v, std::nullopt, ""});
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Lowered> outs, LowerSubgraphLowered(body, in, block));
+  std::vector<Value> out;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!outs[k].is_tensor()) {
+      return Unsupported(outs[k].KindName() + " as the output '" + body.output(k).name() +
+                         "' of its subgraph");
+    }
+    out.push_back(outs[k].value);
+  }
+  return out;
+}
+
+StatusOr<std::vector<Lowered>> Node::LowerSubgraphLowered(const onnx::GraphProto& body,
+                                                          const std::vector<Lowered>& args,
+                                                          ir::Block* block) {
   if (body.input_size() != static_cast<int>(args.size())) {
-    return Invalid("its subgraph '" + body.name() + "' takes " +
-                   std::to_string(body.input_size()) + " inputs, not " +
-                   std::to_string(args.size()));
+    return Invalid("its subgraph '" + body.name() + "' takes " + std::to_string(body.input_size()) +
+                   " inputs, not " + std::to_string(args.size()));
   }
   Graph sub(graph_.model(), block, &graph_);
-  for (int i = 0; i < body.input_size(); ++i) sub.Bind(body.input(i).name(), Lowered{args[i], {}, ""});
+  for (int i = 0; i < body.input_size(); ++i) sub.Bind(body.input(i).name(), args[i]);
   TPUSIM_RETURN_IF_ERROR(sub.LowerNodes(body));
   return sub.Outputs(body);
 }

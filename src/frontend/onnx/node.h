@@ -15,11 +15,10 @@
 #include <vector>
 
 #include "frontend/onnx/builder.h"
+#include "frontend/onnx/graph.h"
 #include "tpusim/base/status.h"
 
 namespace tpusim::frontend::onnx_import {
-
-class Graph;
 
 class Node {
  public:
@@ -48,6 +47,13 @@ class Node {
   StatusOr<std::vector<double>> KnownDoubles(int i, std::string_view what) const;
   // Whether input i's value is known without asking for the run's inputs.
   bool IsKnown(int i) const;
+  // Input i as lowered: a tensor, a sequence or an absent optional. Only ops
+  // registered with `takes_sequences` see the latter two (the graph refuses
+  // them as inputs of other ops). REQUIRES: has_input(i).
+  const Lowered& lowered(int i) const;
+  // The elements of input i, a sequence; kInvalidArgument naming `what`
+  // when it is not one.
+  StatusOr<std::vector<Lowered>> InputSequence(int i, std::string_view what) const;
 
   // Attributes, with ONNX's defaults when absent. The checker has checked
   // their types against the op's schema.
@@ -69,6 +75,10 @@ class Node {
   void SetOutput(int i, Value v);
   // The value of output i when the lowering computes it itself (a shape).
   void SetKnownOutput(int i, const Tensor& t);
+  // Output i as `v` (a tensor with what is known of it, a sequence, none).
+  void SetOutputLowered(int i, Lowered v);
+  void SetOutputSequence(int i, std::vector<Lowered> elements);
+  void SetOutputNone(int i);  // an absent optional
 
   // kUnimplemented: "node 'name' (Op): <what> is not supported", located by
   // the graph.
@@ -81,8 +91,15 @@ class Node {
   // Lowers `graph` (a subgraph attribute) into `region`'s block, whose
   // arguments are bound to the subgraph's inputs; values of enclosing graphs
   // are captured. Returns the subgraph's outputs (not yet returned).
+  // Tensors only: a subgraph output that is a sequence or optional is
+  // refused.
   StatusOr<std::vector<Value>> LowerSubgraph(const onnx::GraphProto& graph,
                                              const std::vector<Value>& args, ir::Block* block);
+  // The same with arguments and outputs as lowered: sequences, absent
+  // optionals, and what is known of tensors at import (a Loop unrolled).
+  StatusOr<std::vector<Lowered>> LowerSubgraphLowered(const onnx::GraphProto& graph,
+                                                      const std::vector<Lowered>& args,
+                                                      ir::Block* block);
   Graph& graph() { return graph_; }
 
  private:
@@ -96,7 +113,9 @@ using LowerFn = std::function<Status(Node& node)>;
 struct OnnxOpDef {
   std::string op_type;  // "Conv"
   LowerFn lower;
-  std::string domain;   // "" for ai.onnx
+  std::string domain;  // "" for ai.onnx
+  // Whether its inputs may be sequences and absent optionals (Node::lowered).
+  bool takes_sequences = false;
 };
 
 class OnnxOpRegistry {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,13 @@ struct OnnxInput {
   ir::ElementType element = ir::ElementType::kF32;
   std::vector<int64_t> dims;
   std::vector<std::string> dim_names;
+  // A sequence of such tensors, whose length a run fixes at import: @main
+  // takes its elements as parameters of their own (OnnxElementName). Its
+  // elements may be of any rank when it is not `ranked`.
+  bool sequence = false;
+  bool ranked = true;
+  // An optional tensor or sequence, which a run may give as absent.
+  bool optional = false;
 };
 
 struct OnnxImportOptions {
@@ -40,11 +48,26 @@ struct OnnxImportOptions {
   // them, as XLA specializes a program to its shapes. Null: such inputs are
   // an error (a timing-only run).
   std::function<StatusOr<Tensor>(const std::string& name)> input_value;
+  // The shapes of a sequence input's elements, in order, by input name: the
+  // sequence's length at import. Required for each sequence input.
+  std::map<std::string, std::vector<ir::Shape>> sequence_shapes;
+  // Optional inputs that are absent (none): @main has no parameter for them.
+  std::set<std::string> absent_inputs;
+};
+
+// Where a graph output is among @main's results: graph output `output`, or
+// its element `element` when it is a sequence (one result per element). An
+// absent optional output has no result.
+struct OnnxResult {
+  int output = 0;
+  int64_t element = -1;  // -1: a tensor
 };
 
 // The SSA name @main gives the graph input `name`: its characters outside
 // [A-Za-z0-9_] as '_' ("input.1" -> "input_1"), so that the program prints.
 std::string OnnxValueName(const std::string& name);
+// The SSA name of element k of the sequence input `name`: "seq_0", "seq_1".
+std::string OnnxElementName(const std::string& name, int64_t k);
 
 // Whether `bytes` look like a serialized ModelProto rather than program
 // text: not text, and starting with the ir_version field.
@@ -54,7 +77,10 @@ bool LooksLikeOnnx(std::string_view bytes);
 StatusOr<std::vector<OnnxInput>> ReadOnnxInputs(std::string_view bytes, const std::string& path);
 
 // Lowers the model to a module whose public @main takes the graph inputs
-// (in order; initializers become constants) and returns the graph outputs.
+// (in order; initializers become constants; a sequence input as one
+// parameter per element, an absent optional as none) and returns the graph
+// outputs (a sequence as one result per element, an absent optional as
+// none; `results`, when not null, says which is which).
 // Tensors stored outside the model (external data) are read relative to
 // `path`'s folder. Ops are located at `path:N:1`, N the node's 1-based
 // position in its graph. Errors: kInvalidArgument for a malformed or
@@ -62,7 +88,8 @@ StatusOr<std::vector<OnnxInput>> ReadOnnxInputs(std::string_view bytes, const st
 // op and the attribute or type tpusim does not support. The module is not
 // verified; run verify::VerifyModule next.
 StatusOr<std::unique_ptr<ir::Module>> ImportOnnx(std::string_view bytes, const std::string& path,
-                                                 const OnnxImportOptions& options);
+                                                 const OnnxImportOptions& options,
+                                                 std::vector<OnnxResult>* results = nullptr);
 
 }  // namespace tpusim::frontend
 

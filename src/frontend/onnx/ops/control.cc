@@ -5,6 +5,7 @@
 // a trip count known at import and a condition that cannot end the loop
 // early, since they fix the outputs' shapes. Scan before opset 9 (a batch
 // dimension) runs one loop per batch element.
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -28,6 +29,41 @@ Shape DeclaredScalar(const onnx::GraphProto& g, int i) {
   return {};
 }
 
+// A value's tensors in order: itself, a sequence's elements, none for an
+// absent optional. Sequences cross stablehlo.if as their elements.
+void Flatten(const Lowered& l, std::vector<Value>* out) {
+  if (l.sequence) {
+    for (const Lowered& e : *l.sequence) out->push_back(e.value);
+  } else if (!l.is_none) {
+    out->push_back(l.value);
+  }
+}
+
+// Whether `a` and `b` are both tensors, both absent, or sequences of one
+// length.
+bool SameKind(const Lowered& a, const Lowered& b) {
+  if (a.sequence && b.sequence) return a.sequence->size() == b.sequence->size();
+  return !a.sequence && !b.sequence && a.is_none == b.is_none;
+}
+
+// A value of `like`'s kind whose tensors are `values` from *next on.
+Lowered Unflatten(const Lowered& like, const std::vector<Value>& values, size_t* next) {
+  Lowered out;
+  out.is_none = like.is_none;
+  if (like.sequence) {
+    out.sequence.emplace();
+    for (size_t k = 0; k < like.sequence->size(); ++k) {
+      out.sequence->push_back(Lowered{values[(*next)++], std::nullopt, ""});
+    }
+  } else if (!like.is_none) {
+    out.value = values[(*next)++];
+  }
+  return out;
+}
+
+// Branches may yield sequences and optionals: both of the same kind (an
+// optional present or absent in both, sequences of one length) when the
+// condition is computed at run time.
 Status If(Node& n) {
   const onnx::GraphProto* then_g = n.GraphAttr("then_branch");
   const onnx::GraphProto* else_g = n.GraphAttr("else_branch");
@@ -35,26 +71,43 @@ Status If(Node& n) {
   Builder& b = n.b();
   if (n.IsKnown(0)) {
     TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> cond, n.KnownInts(0, "cond"));
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs,
-                            n.LowerSubgraph(cond.at(0) != 0 ? *then_g : *else_g, {}, b.block()));
-    for (size_t i = 0; i < outs.size(); ++i) n.SetOutput(static_cast<int>(i), outs[i]);
+    TPUSIM_ASSIGN_OR_RETURN(
+        std::vector<Lowered> outs,
+        n.LowerSubgraphLowered(cond.at(0) != 0 ? *then_g : *else_g, {}, b.block()));
+    for (size_t i = 0; i < outs.size(); ++i) n.SetOutputLowered(static_cast<int>(i), outs[i]);
     return Status::Ok();
   }
   ir::Operation* op = b.Emit("stablehlo.if", {ScalarOf(b, n.input(0))}, {});
   std::vector<Type> types[2];
+  std::vector<Lowered> kinds[2];
   const onnx::GraphProto* branches[2] = {then_g, else_g};
   for (int k = 0; k < 2; ++k) {
     ir::Block& block = op->AddRegion().AddBlock();
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<Value> outs, n.LowerSubgraph(*branches[k], {}, &block));
+    TPUSIM_ASSIGN_OR_RETURN(kinds[k], n.LowerSubgraphLowered(*branches[k], {}, &block));
+    std::vector<Value> outs;
+    for (const Lowered& l : kinds[k]) Flatten(l, &outs);
     for (Value v : outs) types[k].push_back(v.type());
     Builder(&block).Emit("stablehlo.return", outs, {});
   }
+  for (size_t i = 0; i < kinds[0].size() && i < kinds[1].size(); ++i) {
+    if (!SameKind(kinds[0][i], kinds[1][i])) {
+      return n.Unsupported("branches whose output " + std::to_string(i) +
+                           " differs in kind or sequence length (" + kinds[0][i].KindName() +
+                           " and " + kinds[1][i].KindName() + ")");
+    }
+  }
   if (types[0] != types[1]) {
     return n.Unsupported("branches whose outputs differ in shape or type (" +
-                         ir::TypeListString(types[0]) + " and " + ir::TypeListString(types[1]) + ")");
+                         ir::TypeListString(types[0]) + " and " + ir::TypeListString(types[1]) +
+                         ")");
   }
   for (const Type& t : types[0]) op->AddResult(t);
-  for (int i = 0; i < op->num_results(); ++i) n.SetOutput(i, op->result(i));
+  std::vector<Value> results;
+  for (int i = 0; i < op->num_results(); ++i) results.push_back(op->result(i));
+  size_t next = 0;
+  for (size_t i = 0; i < kinds[0].size(); ++i) {
+    n.SetOutputLowered(static_cast<int>(i), Unflatten(kinds[0][i], results, &next));
+  }
   return Status::Ok();
 }
 
@@ -88,6 +141,78 @@ ir::Operation* While(
   return loop;
 }
 
+// Iterations a Loop carrying sequences is unrolled to at most.
+constexpr int64_t kMaxUnrolledTrips = 1024;
+
+// A tensor known at import, of `shape`, all `v`.
+Lowered KnownSplat(Builder& b, ElementType element, double v, const Shape& shape) {
+  Tensor t = Tensor::Allocate(Type::Tensor(element, shape)).value();
+  Value c = b.Splat(element, v, shape);
+  if (element == ElementType::kI1) {
+    std::memset(t.mutable_raw(), v != 0 ? 1 : 0, t.num_elements());
+  } else {
+    const int64_t i = static_cast<int64_t>(v);  // si64, the iteration number
+    for (int64_t k = 0; k < t.num_elements(); ++k) std::memcpy(t.mutable_raw() + 8 * k, &i, 8);
+  }
+  return Lowered{c, t, ""};
+}
+
+// A Loop carrying sequences or optionals, unrolled: a while loop cannot
+// carry a sequence whose length may change per iteration. The trip count
+// and, after each iteration, the condition must be known at import; the
+// body is lowered once per iteration with its iteration number known.
+Status UnrolledLoop(Node& n, const onnx::GraphProto& body, int carried, int scans) {
+  Builder& b = n.b();
+  if (!n.has_input(0)) return n.Unsupported("a Loop carrying sequences without a trip count");
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> m,
+                          n.KnownInts(0, "the trip count M of a Loop carrying sequences"));
+  if (m.at(0) > kMaxUnrolledTrips) {
+    return n.Unsupported("a Loop carrying sequences over more than " +
+                         std::to_string(kMaxUnrolledTrips) + " iterations (it is unrolled)");
+  }
+  bool cond = true;
+  if (n.has_input(1)) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> c,
+                            n.KnownInts(1, "the condition of a Loop carrying sequences"));
+    cond = c.at(0) != 0;
+  }
+  std::vector<Lowered> state;
+  for (int i = 0; i < carried; ++i) state.push_back(n.lowered(2 + i));
+  std::vector<std::vector<Value>> slices(scans);
+  for (int64_t it = 0; it < m[0] && cond; ++it) {
+    std::vector<Lowered> args = {
+        KnownSplat(b, ElementType::kSI64, static_cast<double>(it), DeclaredScalar(body, 0)),
+        KnownSplat(b, ElementType::kI1, 1, DeclaredScalar(body, 1))};
+    args.insert(args.end(), state.begin(), state.end());
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Lowered> outs,
+                            n.LowerSubgraphLowered(body, args, b.block()));
+    if (!outs[0].is_tensor() || !outs[0].known) {
+      return n.Unsupported(
+          "a Loop carrying sequences whose body computes its condition at run time");
+    }
+    cond = outs[0].known->num_elements() > 0 && outs[0].known->raw()[0] != 0;
+    state.assign(outs.begin() + 1, outs.begin() + 1 + carried);
+    for (int s = 0; s < scans; ++s) {
+      const Lowered& y = outs[1 + carried + s];
+      if (!y.is_tensor()) return n.Unsupported("a Loop scan output that is not a tensor");
+      Shape one = Builder::ShapeOf(y.value);
+      one.insert(one.begin(), 1);
+      if (!slices[s].empty() && Builder::ShapeOf(slices[s][0]) != one) {
+        return n.Unsupported("a Loop scan output whose shape changes between iterations");
+      }
+      slices[s].push_back(b.Reshape(y.value, one));
+    }
+  }
+  for (int i = 0; i < carried; ++i) n.SetOutputLowered(i, state[i]);
+  for (int s = 0; s < scans; ++s) {
+    if (slices[s].empty())
+      return n.Unsupported("scan outputs of an unrolled Loop that runs no iteration");
+    n.SetOutput(carried + s, b.Concat(slices[s], 0));
+  }
+  return Status::Ok();
+}
+
+// Loop-carried sequences and optionals unroll the loop (UnrolledLoop).
 Status Loop(Node& n) {
   const onnx::GraphProto* body = n.GraphAttr("body");
   if (body == nullptr) return n.Invalid("needs a body");
@@ -96,6 +221,11 @@ Status Loop(Node& n) {
   const int scans = body->output_size() - 1 - carried;
   if (carried < 0 || scans < 0 || body->input_size() != carried + 2) {
     return n.Invalid("its body's inputs and outputs do not match its loop-carried values");
+  }
+  for (int i = 0; i < carried; ++i) {
+    if (n.has_input(2 + i) && !n.lowered(2 + i).is_tensor()) {
+      return UnrolledLoop(n, *body, carried, scans);
+    }
   }
   constexpr double kForever = static_cast<double>(std::numeric_limits<int64_t>::max());
   Value trip = n.has_input(0) ? b.Convert(ScalarOf(b, n.input(0)), ElementType::kSI64)
@@ -106,8 +236,10 @@ Status Loop(Node& n) {
   if (scans > 0) {
     TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> m, n.KnownInts(0, "the trip count M"));
     trips = m.at(0);
-    const bool starts_true = !n.has_input(1) || (n.IsKnown(1) && n.KnownInts(1, "cond")->at(0) != 0);
-    if (!starts_true) return n.Unsupported("scan outputs of a Loop whose condition may start false");
+    const bool starts_true =
+        !n.has_input(1) || (n.IsKnown(1) && n.KnownInts(1, "cond")->at(0) != 0);
+    if (!starts_true)
+      return n.Unsupported("scan outputs of a Loop whose condition may start false");
   }
   std::vector<Value> init = {b.Scalar(ElementType::kSI64, 0), cond0};
   for (int i = 0; i < carried; ++i) init.push_back(n.input(2 + i));
@@ -125,8 +257,8 @@ Status Loop(Node& n) {
                                in.Convert(ScalarOf(in, outs[0]), ElementType::kI1)};
     for (int i = 0; i < carried; ++i) {
       if (outs[1 + i].type() != a[2 + i].type()) {
-        return n.Unsupported("a loop-carried value that changes from " + a[2 + i].type().ToString() +
-                             " to " + outs[1 + i].type().ToString());
+        return n.Unsupported("a loop-carried value that changes from " +
+                             a[2 + i].type().ToString() + " to " + outs[1 + i].type().ToString());
       }
       next.push_back(outs[1 + i]);
     }
@@ -357,7 +489,7 @@ Status Scan(Node& n) {
 }
 
 TPUSIM_REGISTER_ONNX_OP({"If", If});
-TPUSIM_REGISTER_ONNX_OP({"Loop", Loop});
+TPUSIM_REGISTER_ONNX_OP({"Loop", Loop, "", /*takes_sequences=*/true});
 TPUSIM_REGISTER_ONNX_OP({"Scan", Scan});
 
 }  // namespace

@@ -297,7 +297,12 @@ Status Where(Node& n) {
   return Status::Ok();
 }
 
+// A sequence or an optional passes through as it is.
 Status Identity(Node& n) {
+  if (!n.lowered(0).is_tensor()) {
+    n.SetOutputLowered(0, n.lowered(0));
+    return Status::Ok();
+  }
   n.SetOutput(0, n.input(0));
   return Status::Ok();
 }
@@ -412,7 +417,7 @@ TPUSIM_REGISTER_ONNX_OP({"Cast", Cast});
 TPUSIM_REGISTER_ONNX_OP({"CastLike", CastLike});
 TPUSIM_REGISTER_ONNX_OP({"Clip", Clip});
 TPUSIM_REGISTER_ONNX_OP({"Where", Where});
-TPUSIM_REGISTER_ONNX_OP({"Identity", Identity});
+TPUSIM_REGISTER_ONNX_OP({"Identity", Identity, "", /*takes_sequences=*/true});
 TPUSIM_REGISTER_ONNX_OP({"Dropout", Dropout});
 TPUSIM_REGISTER_ONNX_OP({"PRelu", PRelu});
 
