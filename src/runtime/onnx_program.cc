@@ -193,8 +193,8 @@ StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
   TPUSIM_ASSIGN_OR_RETURN(std::vector<frontend::OnnxInput> inputs,
                           frontend::ReadOnnxInputs(bytes, path));
   if (args.size() > inputs.size()) {
-    return InvalidArgument(path + ": " + std::to_string(args.size()) + " inputs given, the model takes " +
-                           std::to_string(inputs.size()));
+    return InvalidArgument(path + ": " + std::to_string(args.size()) +
+                           " inputs given, the model takes " + std::to_string(inputs.size()));
   }
   std::unique_ptr<ir::Function> stub = Stub(inputs, args);
   TPUSIM_ASSIGN_OR_RETURN(std::vector<ir::Type> types,

@@ -31,9 +31,7 @@ Lowered* Graph::Find(const std::string& name) {
   return nullptr;
 }
 
-ir::Location Graph::LocationOf(int index) const {
-  return ir::Location{model_.file, index + 1, 1};
-}
+ir::Location Graph::LocationOf(int index) const { return ir::Location{model_.file, index + 1, 1}; }
 
 std::string Graph::Where(const onnx::NodeProto& node, int index) const {
   return LocationOf(index).ToString() + ": " + NodeLabel(node) + ": ";

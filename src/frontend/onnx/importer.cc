@@ -46,8 +46,8 @@ StatusOr<int> AiOnnxOpset(const onnx::ModelProto& model, const std::string& path
     if (id.domain().empty() || id.domain() == "ai.onnx") {
       if (id.version() < kMinOpset || id.version() > kMaxOpset) {
         return Unimplemented(path + ": ai.onnx opset " + std::to_string(id.version()) +
-                             " is not supported (tpusim reads opsets " +
-                             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+                             " is not supported (tpusim reads opsets " + std::to_string(kMinOpset) +
+                             " to " + std::to_string(kMaxOpset) + ")");
       }
       return static_cast<int>(id.version());
     }

@@ -47,10 +47,9 @@ StatusOr<Tensor> Node::Known(int i, std::string_view what) const {
     l->known = t;
     return t;
   }
-  std::string why = l->input_name.empty()
-                        ? "is computed from the inputs' values at run time"
-                        : "is the graph input '" + l->input_name +
-                              "', whose value a timing-only run does not have";
+  std::string why = l->input_name.empty() ? "is computed from the inputs' values at run time"
+                                          : "is the graph input '" + l->input_name +
+                                                "', whose value a timing-only run does not have";
   return Unsupported(std::string(what) + " ('" + proto_.input(i) + "') " + why +
                      "; TPU programs need it to fix their shapes");
 }
@@ -118,7 +117,8 @@ std::vector<float> Node::Floats(std::string_view name, std::vector<float> fallba
 
 StatusOr<Tensor> Node::TensorAttr(std::string_view name) const {
   const onnx::AttributeProto* a = Attr(name);
-  if (a == nullptr || !a->has_t()) return Invalid("needs the tensor attribute '" + std::string(name) + "'");
+  if (a == nullptr || !a->has_t())
+    return Invalid("needs the tensor attribute '" + std::string(name) + "'");
   StatusOr<Tensor> t = TensorOfProto(a->t());
   if (!t.ok()) {
     return Status(t.status().code(), graph_.Where(proto_, index_) + t.status().message());

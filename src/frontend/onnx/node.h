@@ -128,7 +128,7 @@ class OnnxOpRegistry {
 #define TPUSIM_ONNX_CONCAT_INNER(a, b) a##b
 #define TPUSIM_ONNX_CONCAT(a, b) TPUSIM_ONNX_CONCAT_INNER(a, b)
 // Registers an OnnxOpDef at start-up: TPUSIM_REGISTER_ONNX_OP({"Relu", Relu});
-#define TPUSIM_REGISTER_ONNX_OP(...)                                       \
+#define TPUSIM_REGISTER_ONNX_OP(...)                                          \
   [[maybe_unused]] static const bool TPUSIM_ONNX_CONCAT(onnx_op_, __LINE__) = \
       ::tpusim::frontend::onnx_import::OnnxOpRegistry::Register(__VA_ARGS__)
 

@@ -34,8 +34,8 @@ StatusOr<Shape> Broadcast(const Node& n, Value a, Value b) {
 Value LegacyBroadcast(const Node& n, Value a, Value b, Builder& bld) {
   if (n.Int("broadcast", 0) == 0 || Builder::ShapeOf(a) == Builder::ShapeOf(b)) return b;
   const int64_t ra = Builder::RankOf(a), rb = Builder::RankOf(b);
-  const int64_t axis = n.has_attr("axis") ? (n.Int("axis", 0) + ra) % std::max<int64_t>(ra, 1)
-                                          : ra - rb;
+  const int64_t axis =
+      n.has_attr("axis") ? (n.Int("axis", 0) + ra) % std::max<int64_t>(ra, 1) : ra - rb;
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < rb; ++i) dims.push_back(axis + i);
   return bld.BroadcastInDim(b, Builder::ShapeOf(a), dims);
@@ -103,8 +103,8 @@ Status Celu(Node& n) {
   const double alpha = n.Float("alpha", 1.0f);
   Builder& b = n.b();
   Value x = n.input(0);
-  Value e = b.Mul(b.FullLike(x, alpha),
-                  b.Unary("exponential_minus_one", b.Div(x, b.FullLike(x, alpha))));
+  Value e =
+      b.Mul(b.FullLike(x, alpha), b.Unary("exponential_minus_one", b.Div(x, b.FullLike(x, alpha))));
   n.SetOutput(0, b.Add(b.Max(x, b.FullLike(x, 0)), b.Min(e, b.FullLike(x, 0))));
   return Status::Ok();
 }
@@ -212,7 +212,8 @@ Status Mod(Node& n) {
 
 Status BitShift(Node& n) {
   const std::string direction = n.String("direction", "");
-  if (direction != "LEFT" && direction != "RIGHT") return n.Invalid("direction must be LEFT or RIGHT");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return n.Invalid("direction must be LEFT or RIGHT");
   return Binary(n, direction == "LEFT" ? "shift_left" : "shift_right_logical");
 }
 
@@ -349,12 +350,9 @@ Status PRelu(Node& n) {
   return Piecewise(n, [&](Builder& b, Value v) { return b.BinaryBroadcast("multiply", v, slope); });
 }
 
-#define UNARY(onnx, op) \
-  TPUSIM_REGISTER_ONNX_OP({onnx, [](Node& n) { return Unary(n, op); }})
-#define BINARY(onnx, op) \
-  TPUSIM_REGISTER_ONNX_OP({onnx, [](Node& n) { return Binary(n, op); }})
-#define COMPARE(onnx, dir) \
-  TPUSIM_REGISTER_ONNX_OP({onnx, [](Node& n) { return Compare(n, dir); }})
+#define UNARY(onnx, op) TPUSIM_REGISTER_ONNX_OP({onnx, [](Node& n) { return Unary(n, op); }})
+#define BINARY(onnx, op) TPUSIM_REGISTER_ONNX_OP({onnx, [](Node& n) { return Binary(n, op); }})
+#define COMPARE(onnx, dir) TPUSIM_REGISTER_ONNX_OP({onnx, [](Node& n) { return Compare(n, dir); }})
 
 UNARY("Abs", "abs");
 UNARY("Neg", "negate");

@@ -84,14 +84,28 @@ Status Reduce(Node& n, Kind kind) {
   Value r;
   switch (kind) {
     case Kind::kSum:
-    case Kind::kMean: r = b.Reduce(x, b.ScalarLike(x, 0), dims, "add"); break;
-    case Kind::kMax: r = b.Reduce(x, b.ScalarLike(x, Lowest(e)), dims, "maximum"); break;
-    case Kind::kMin: r = b.Reduce(x, b.ScalarLike(x, Highest(e)), dims, "minimum"); break;
-    case Kind::kProd: r = b.Reduce(x, b.ScalarLike(x, 1), dims, "multiply"); break;
-    case Kind::kL1: r = b.Reduce(b.Unary("abs", x), b.ScalarLike(x, 0), dims, "add"); break;
+    case Kind::kMean:
+      r = b.Reduce(x, b.ScalarLike(x, 0), dims, "add");
+      break;
+    case Kind::kMax:
+      r = b.Reduce(x, b.ScalarLike(x, Lowest(e)), dims, "maximum");
+      break;
+    case Kind::kMin:
+      r = b.Reduce(x, b.ScalarLike(x, Highest(e)), dims, "minimum");
+      break;
+    case Kind::kProd:
+      r = b.Reduce(x, b.ScalarLike(x, 1), dims, "multiply");
+      break;
+    case Kind::kL1:
+      r = b.Reduce(b.Unary("abs", x), b.ScalarLike(x, 0), dims, "add");
+      break;
     case Kind::kL2:
-    case Kind::kSumSquare: r = b.Reduce(b.Mul(x, x), b.ScalarLike(x, 0), dims, "add"); break;
-    case Kind::kLogSum: r = b.Reduce(x, b.ScalarLike(x, 0), dims, "add"); break;
+    case Kind::kSumSquare:
+      r = b.Reduce(b.Mul(x, x), b.ScalarLike(x, 0), dims, "add");
+      break;
+    case Kind::kLogSum:
+      r = b.Reduce(x, b.ScalarLike(x, 0), dims, "add");
+      break;
     case Kind::kLogSumExp: {
       // max + log(sum(exp(x - max))), so that exp does not overflow.
       Value m = ReduceKeep(b, x, Lowest(e), dims, "maximum");
@@ -167,8 +181,10 @@ StatusOr<SoftmaxAxes> SoftmaxShape(const Node& n, Value x) {
   int64_t axis = n.Int("axis", 1);
   if (axis < -rank || axis > rank) return n.Invalid("axis out of range");
   if (axis < 0) axis += rank;
-  const int64_t outer = std::accumulate(xs.begin(), xs.begin() + axis, int64_t{1}, std::multiplies<>());
-  const int64_t inner = std::accumulate(xs.begin() + axis, xs.end(), int64_t{1}, std::multiplies<>());
+  const int64_t outer =
+      std::accumulate(xs.begin(), xs.begin() + axis, int64_t{1}, std::multiplies<>());
+  const int64_t inner =
+      std::accumulate(xs.begin() + axis, xs.end(), int64_t{1}, std::multiplies<>());
   return SoftmaxAxes{{outer, inner}, 1};
 }
 
@@ -301,7 +317,8 @@ Status LayerNormalization(Node& n) {
         out != Builder::ShapeOf(x)) {
       return n.Invalid(i == 1 ? "Scale does not broadcast to X" : "B does not broadcast to X");
     }
-    y = i == 1 ? b.Mul(y, b.BroadcastTo(n.input(1), out)) : b.Add(y, b.BroadcastTo(n.input(2), out));
+    y = i == 1 ? b.Mul(y, b.BroadcastTo(n.input(1), out))
+               : b.Add(y, b.BroadcastTo(n.input(2), out));
   }
   n.SetOutput(0, y);
   n.SetOutput(1, z.mean);
@@ -324,7 +341,8 @@ Status Lrn(Node& n) {
   if (xs.size() < 3) return n.Invalid("needs an N x C x spatial... input");
   const int64_t size = n.Int("size", 0);
   if (size < 1) return n.Invalid("size must be positive");
-  const double alpha = n.Float("alpha", 1e-4f), beta = n.Float("beta", 0.75f), bias = n.Float("bias", 1.0f);
+  const double alpha = n.Float("alpha", 1e-4f), beta = n.Float("beta", 0.75f),
+               bias = n.Float("bias", 1.0f);
   const int64_t r = static_cast<int64_t>(xs.size());
   std::vector<int64_t> window(r, 1), ones(r, 1);
   window[1] = size;
@@ -333,8 +351,8 @@ Status Lrn(Node& n) {
   pads[3] = size - 1 - (size - 1) / 2;
   std::vector<uint8_t> bytes(pads.size() * sizeof(int64_t));
   std::memcpy(bytes.data(), pads.data(), bytes.size());
-  ir::Attribute padding = ir::Attribute::DenseElements(ir::Type::Tensor(ElementType::kSI64, {r, 2}),
-                                                       std::move(bytes));
+  ir::Attribute padding =
+      ir::Attribute::DenseElements(ir::Type::Tensor(ElementType::kSI64, {r, 2}), std::move(bytes));
   Value sq = b.Mul(x, x);
   ir::Operation* op = b.Emit("stablehlo.reduce_window", {sq, b.ScalarLike(x, 0)}, {sq.type()},
                              {{"window_dimensions", I64Array(window)},
@@ -344,7 +362,8 @@ Status Lrn(Node& n) {
                               {"padding", padding}});
   b.AddScalarBody(op, Builder::ElementOf(x), "add");
   Value sum = op->result(0);
-  Value d = b.Add(b.FullLike(x, bias), b.Mul(sum, b.FullLike(x, alpha / static_cast<double>(size))));
+  Value d =
+      b.Add(b.FullLike(x, bias), b.Mul(sum, b.FullLike(x, alpha / static_cast<double>(size))));
   n.SetOutput(0, b.Div(x, b.Binary("power", d, b.FullLike(x, beta))));
   return Status::Ok();
 }
