@@ -155,36 +155,37 @@ StatusOr<std::unique_ptr<ir::Module>> LoadOnnx(const std::string& path, const Ru
   }
   if (!options.timing_only) {
     import.input_value = [&](const std::string& name) -> StatusOr<Tensor> {
-      for (size_t k = 0; k < p.params.size(); ++k) {
-        if (p.params[k].name != name) continue;
-        if (p.files[k].empty()) {
-          return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
-                                 name + "': give it with --input");
-        }
-        return ReadInput(*stub, static_cast<int>(k), DeviceFile(p.files[k], 0), types[k]);
+      for (size_t k = 0;
+    k < p.params.size(); ++k) {
+      if (p.params[k].name != name) continue;
+      if (p.files[k].empty()) {
+        return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
+                               name + "': give it with --input");
       }
-      return NotFound(path + ": no input '" + name + "'");
-    };
-  }
-  std::vector<frontend::OnnxResult> results;
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
-                          frontend::ImportOnnx(bytes, path, import, &results));
-  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
-  if (run_files != nullptr) {
-    run_files->inputs.clear();
-    for (size_t k = 0; k < p.params.size(); ++k) {
-      if (p.files[k].empty()) continue;
-      run_files->inputs.push_back(stub->entry().argument(static_cast<int>(k)).name() + "=" +
-                                  p.files[k]);
+      return ReadInput(*stub, static_cast<int>(k), DeviceFile(p.files[k], 0), types[k]);
     }
-    run_files->result_names.clear();
-    for (const frontend::OnnxResult& r : results) {
-      run_files->result_names.push_back("result" + std::to_string(r.output) +
-                                        (r.element < 0 ? "" : "_" + std::to_string(r.element)));
-    }
-  }
-  return module;
+    return NotFound(path + ": no input '" + name + "'");
+  };
 }
+std::vector<frontend::OnnxResult> results;
+TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                        frontend::ImportOnnx(bytes, path, import, &results));
+TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+if (run_files != nullptr) {
+  run_files->inputs.clear();
+  for (size_t k = 0; k < p.params.size(); ++k) {
+    if (p.files[k].empty()) continue;
+    run_files->inputs.push_back(stub->entry().argument(static_cast<int>(k)).name() + "=" +
+                                p.files[k]);
+  }
+  run_files->result_names.clear();
+  for (const frontend::OnnxResult& r : results) {
+    run_files->result_names.push_back("result" + std::to_string(r.output) +
+                                      (r.element < 0 ? "" : "_" + std::to_string(r.element)));
+  }
+}
+return module;
+}  // namespace tpusim::runtime
 
 StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
                                                   std::span<const Tensor> args,
@@ -203,17 +204,18 @@ StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
   for (size_t i = 0; i < inputs.size(); ++i) import.input_shapes[inputs[i].name] = types[i].shape();
   if (!args.empty()) {
     import.input_value = [&](const std::string& name) -> StatusOr<Tensor> {
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (inputs[i].name == name) return ConvertInput(args[i], types[i], "input '" + name + "'");
-      }
-      return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
-                             name + "', which is not given");
-    };
-  }
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
-                          frontend::ImportOnnx(bytes, path, import));
-  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
-  return module;
+      for (size_t i = 0;
+    i < args.size(); ++i) {
+      if (inputs[i].name == name) return ConvertInput(args[i], types[i], "input '" + name + "'");
+    }
+    return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
+                           name + "', which is not given");
+  };
+}
+TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                        frontend::ImportOnnx(bytes, path, import));
+TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+return module;
 }
 
 }  // namespace tpusim::runtime

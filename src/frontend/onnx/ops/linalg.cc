@@ -29,12 +29,11 @@ std::pair<Value, Value> Getrf(Builder& b, Value a) {
   info.resize(info.size() - 2);
   const std::string target =
       std::string("lapack_") + (e == ElementType::kF64 ? "d" : "s") + "getrf_ffi";
-  ir::Operation* op =
-      b.Emit("stablehlo.custom_call", {a},
-             {a.type(), ir::Type::Tensor(ElementType::kSI32, pivots),
-              ir::Type::Tensor(ElementType::kSI32, info)},
-             {{"call_target_name", Attribute::String(target)},
-              {"api_version", Attribute::Int(4, ElementType::kSI32)}});
+  ir::Operation* op = b.Emit("stablehlo.custom_call", {a},
+                             {a.type(), ir::Type::Tensor(ElementType::kSI32, pivots),
+                              ir::Type::Tensor(ElementType::kSI32, info)},
+                             {{"call_target_name", Attribute::String(target)},
+                              {"api_version", Attribute::Int(4, ElementType::kSI32)}});
   return {op->result(0), op->result(1)};
 }
 
@@ -57,14 +56,15 @@ Status Det(Node& n) {
   auto [lu, pivots] = Getrf(b, b.Convert(x, work));
   // U's diagonal: the off-diagonal entries selected away (not multiplied
   // by 0, which would spread infinities), each row summed.
-  Value on_diagonal = b.Compare("EQ", b.Iota(xs, r - 2, ElementType::kSI32),
-                                b.Iota(xs, r - 1, ElementType::kSI32));
-  Value diagonal = b.Reduce(b.Select(on_diagonal, lu, b.FullLike(lu, 0)),
-                            b.Scalar(work, 0), {r - 1}, "add");
+  Value on_diagonal =
+      b.Compare("EQ", b.Iota(xs, r - 2, ElementType::kSI32), b.Iota(xs, r - 1, ElementType::kSI32));
+  Value diagonal =
+      b.Reduce(b.Select(on_diagonal, lu, b.FullLike(lu, 0)), b.Scalar(work, 0), {r - 1}, "add");
   // Row k was swapped when its pivot is not k + 1.
   const Shape& ps = Builder::ShapeOf(pivots);
-  Value kept = b.Compare("EQ", pivots, b.Add(b.Iota(ps, r - 2, ElementType::kSI32),
-                                              b.Splat(ElementType::kSI32, 1, ps)));
+  Value kept =
+      b.Compare("EQ", pivots,
+                b.Add(b.Iota(ps, r - 2, ElementType::kSI32), b.Splat(ElementType::kSI32, 1, ps)));
   Value signs = b.Select(kept, b.Splat(work, 1, ps), b.Splat(work, -1, ps));
   Value det = b.Reduce(b.Mul(diagonal, signs), b.Scalar(work, 1), {r - 2}, "multiply");
   n.SetOutput(0, b.Convert(det, out));

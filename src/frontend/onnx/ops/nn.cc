@@ -66,7 +66,8 @@ Status Conv(Node& n) {
   Value x = n.input(0), w = n.input(1);
   const Shape& xs = Builder::ShapeOf(x);
   const Shape& ws = Builder::ShapeOf(w);
-  if (xs.size() < 3 || ws.size() != xs.size()) return n.Invalid("X and W must be N x C x spatial...");
+  if (xs.size() < 3 || ws.size() != xs.size())
+    return n.Invalid("X and W must be N x C x spatial...");
   const int64_t groups = n.Int("group", 1);
   if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || ws[1] * groups != xs[1]) {
     return n.Invalid("W's channels do not match X's in " + std::to_string(groups) + " groups");
@@ -97,7 +98,8 @@ Status ConvTranspose(Node& n) {
   const std::string auto_pad = n.String("auto_pad", "NOTSET");
   if (static_cast<int64_t>(strides.size()) != s || static_cast<int64_t>(dil.size()) != s ||
       static_cast<int64_t>(out_pad.size()) != s || static_cast<int64_t>(pads.size()) != 2 * s) {
-    return n.Invalid("strides, dilations, output_padding and pads must cover the spatial dimensions");
+    return n.Invalid(
+        "strides, dilations, output_padding and pads must cover the spatial dimensions");
   }
   for (int64_t i = 0; i < s; ++i) {
     const int64_t span = (kernel[i] - 1) * dil[i] + 1;
@@ -161,13 +163,13 @@ Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string
     const int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
     out.push_back(in < span ? 0 : (in - span) / w.strides[i] + 1);
   }
-  ir::Operation* op = b.Emit("stablehlo.reduce_window", {x, init},
-                             {ir::Type::Tensor(Builder::ElementOf(x), out)},
-                             {{"window_dimensions", I64Array(dims)},
-                              {"window_strides", I64Array(strides)},
-                              {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
-                              {"window_dilations", I64Array(dil)},
-                              {"padding", Padding(low, high)}});
+  ir::Operation* op =
+      b.Emit("stablehlo.reduce_window", {x, init}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
+             {{"window_dimensions", I64Array(dims)},
+              {"window_strides", I64Array(strides)},
+              {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
+              {"window_dilations", I64Array(dil)},
+              {"padding", Padding(low, high)}});
   b.AddScalarBody(op, Builder::ElementOf(x), body);
   return op->result(0);
 }
@@ -233,9 +235,11 @@ Value ColumnMajor(Builder& b, Value idx, const Shape& xs) {
 
 Status MaxPool(Node& n) {
   Value x = n.input(0);
-  TPUSIM_ASSIGN_OR_RETURN(Window w, ReadWindow(n, Builder::ShapeOf(x), {}, n.Int("ceil_mode", 0) != 0));
-  const double lowest = ir::IsFloat(Builder::ElementOf(x)) ? -std::numeric_limits<double>::infinity()
-                                                           : std::numeric_limits<int64_t>::min();
+  TPUSIM_ASSIGN_OR_RETURN(Window w,
+                          ReadWindow(n, Builder::ShapeOf(x), {}, n.Int("ceil_mode", 0) != 0));
+  const double lowest = ir::IsFloat(Builder::ElementOf(x))
+                            ? -std::numeric_limits<double>::infinity()
+                            : std::numeric_limits<int64_t>::min();
   const double init = ir::IsUnsignedInt(Builder::ElementOf(x)) ? 0 : lowest;
   if (!n.wants_output(1)) {
     n.SetOutput(0, ReduceWindow(n.b(), x, n.b().ScalarLike(x, init), w, "maximum"));
@@ -270,8 +274,8 @@ Status AveragePool(Node& n) {
       overhang.low[i] = 0;
       overhang.high[i] = w.high[i] - pads.high[i];
     }
-    Value ones = b.Pad(b.FullLike(x, 1), b.ScalarLike(x, 1), low, high,
-                       std::vector<int64_t>(xs.size(), 0));
+    Value ones =
+        b.Pad(b.FullLike(x, 1), b.ScalarLike(x, 1), low, high, std::vector<int64_t>(xs.size(), 0));
     count = ReduceWindow(b, ones, b.ScalarLike(x, 0), overhang, "add");
   } else {
     count = ReduceWindow(b, b.FullLike(x, 1), b.ScalarLike(x, 0), w, "add");

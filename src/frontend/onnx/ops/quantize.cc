@@ -61,8 +61,7 @@ Value Saturate(Builder& b, Value v, Value zp, Limits lim, ElementType out) {
 
 // Input i (a scale or zero point) as `element`, broadcast to `shape`: one
 // element is per tensor, else 1-D of shape[axis] elements along `axis`.
-StatusOr<Value> AlongAxis(Node& n, int i, const Shape& shape, int64_t axis,
-                          ElementType element) {
+StatusOr<Value> AlongAxis(Node& n, int i, const Shape& shape, int64_t axis, ElementType element) {
   Builder& b = n.b();
   Value q = b.Convert(n.input(i), element);
   if (q.type().num_elements() == 1) return b.BroadcastTo(b.Reshape(q, {}), shape);
@@ -144,7 +143,8 @@ StatusOr<Value> MatrixParam(Node& n, int i, Value operand, bool rows, ElementTyp
   Value q = b.Convert(n.input(i), element);
   if (q.type().num_elements() == 1) return b.Reshape(q, {});
   const Shape& s = Builder::ShapeOf(operand);
-  if (rows && Builder::RankOf(q) == 1 && s.size() >= 2 && Builder::ShapeOf(q)[0] == s[s.size() - 2]) {
+  if (rows && Builder::RankOf(q) == 1 && s.size() >= 2 &&
+      Builder::ShapeOf(q)[0] == s[s.size() - 2]) {
     q = b.Reshape(q, {Builder::ShapeOf(q)[0], 1});
   }
   Shape out;
@@ -179,7 +179,8 @@ Status Requantize(Node& n, Value acc, Value multiplier, int zp_input) {
   const Shape& shape = Builder::ShapeOf(acc);
   const ElementType out = Builder::ElementOf(n.input(zp_input));
   TPUSIM_ASSIGN_OR_RETURN(Limits lim, LimitsOf(n, out));
-  if (n.input(zp_input).type().num_elements() != 1) return n.Invalid("y_zero_point must be one value");
+  if (n.input(zp_input).type().num_elements() != 1)
+    return n.Invalid("y_zero_point must be one value");
   Value zp = b.BroadcastTo(b.Reshape(b.Convert(n.input(zp_input), kF32), {}), shape);
   n.SetOutput(0, Saturate(b, b.Mul(b.Convert(acc, kF32), multiplier), zp, lim, out));
   return Status::Ok();
@@ -227,7 +228,8 @@ Status QLinearMatMul(Node& n) {
 StatusOr<Window> ConvWindow(const Node& n, Value x, Value w, int64_t groups) {
   const Shape& xs = Builder::ShapeOf(x);
   const Shape& ws = Builder::ShapeOf(w);
-  if (xs.size() < 3 || ws.size() != xs.size()) return n.Invalid("X and W must be N x C x spatial...");
+  if (xs.size() < 3 || ws.size() != xs.size())
+    return n.Invalid("X and W must be N x C x spatial...");
   if (groups < 1 || xs[1] % groups != 0 || ws[0] % groups != 0 || ws[1] * groups != xs[1]) {
     return n.Invalid("W's channels do not match X's in " + std::to_string(groups) + " groups");
   }
@@ -242,7 +244,8 @@ StatusOr<Value> IntegerConv(Node& n, int xi, int x_zp, int wi, int w_zp) {
   const int64_t groups = n.Int("group", 1);
   TPUSIM_ASSIGN_OR_RETURN(Window win, ConvWindow(n, x, w, groups));
   if (n.has_input(x_zp)) {
-    if (n.input(x_zp).type().num_elements() != 1) return n.Invalid("x_zero_point must be one value");
+    if (n.input(x_zp).type().num_elements() != 1)
+      return n.Invalid("x_zero_point must be one value");
     x = b.Sub(x, b.BroadcastTo(b.Reshape(b.Convert(n.input(x_zp), kI32), {}), Builder::ShapeOf(x)));
   }
   if (n.has_input(w_zp)) {
@@ -271,9 +274,12 @@ Status QLinearConv(Node& n) {
     acc = b.Add(acc, b.BroadcastInDim(bias, shape, {1}));
   }
   for (int i : {1, 6}) {
-    if (n.input(i).type().num_elements() != 1) return n.Invalid("x_scale and y_scale must be one value");
+    if (n.input(i).type().num_elements() != 1)
+      return n.Invalid("x_scale and y_scale must be one value");
   }
-  auto scalar = [&](int i) { return b.BroadcastTo(b.Reshape(b.Convert(n.input(i), kF32), {}), shape); };
+  auto scalar = [&](int i) {
+    return b.BroadcastTo(b.Reshape(b.Convert(n.input(i), kF32), {}), shape);
+  };
   TPUSIM_ASSIGN_OR_RETURN(Value w_scale, AlongAxis(n, 4, shape, 1, kF32));
   return Requantize(n, acc, b.Div(b.Mul(scalar(1), w_scale), scalar(6)), 7);
 }

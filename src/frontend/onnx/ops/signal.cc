@@ -100,8 +100,9 @@ Status CheckSignal(const Node& n, Value x) {
 StatusOr<int64_t> KnownLength(const Node& n, int i, std::string_view what, int64_t min) {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> v, n.KnownInts(i, what));
   if (v.size() != 1) return n.Invalid(std::string(what) + " must be one value");
-  if (v[0] < min) return n.Invalid(std::string(what) + " " + std::to_string(v[0]) + " is below " +
-                                   std::to_string(min));
+  if (v[0] < min)
+    return n.Invalid(std::string(what) + " " + std::to_string(v[0]) + " is below " +
+                     std::to_string(min));
   return v[0];
 }
 
@@ -128,8 +129,8 @@ Status Dft(Node& n) {
   if (n.has_input(1)) {
     TPUSIM_ASSIGN_OR_RETURN(len, KnownLength(n, 1, "dft_length", 1));
   }
-  n.SetOutput(0, Transform(n.b(), x, axis, len, n.Int("inverse", 0) != 0,
-                           n.Int("onesided", 0) != 0));
+  n.SetOutput(0,
+              Transform(n.b(), x, axis, len, n.Int("inverse", 0) != 0, n.Int("onesided", 0) != 0));
   return Status::Ok();
 }
 
@@ -145,13 +146,13 @@ Value Frames(Builder& b, Value x, int64_t frames, int64_t step, int64_t frame_le
     for (int64_t e : v) out.push_back(Attribute::Int(e));
     return Attribute::Array(std::move(out));
   };
-  Attribute dnums = Attribute::Struct("stablehlo.gather",
-                                      {{"offset_dims", list({1, 2, 3})},
-                                       {"collapsed_slice_dims", list({})},
-                                       {"operand_batching_dims", list({})},
-                                       {"start_indices_batching_dims", list({})},
-                                       {"start_index_map", list({1})},
-                                       {"index_vector_dim", Attribute::Int(1)}});
+  Attribute dnums =
+      Attribute::Struct("stablehlo.gather", {{"offset_dims", list({1, 2, 3})},
+                                             {"collapsed_slice_dims", list({})},
+                                             {"operand_batching_dims", list({})},
+                                             {"start_indices_batching_dims", list({})},
+                                             {"start_index_map", list({1})},
+                                             {"index_vector_dim", Attribute::Int(1)}});
   const Shape out = {frames, s[0], frame_length, s[2]};
   Value g = b.Emit("stablehlo.gather", {x, idx}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
                    {{"dimension_numbers", dnums},
@@ -232,7 +233,8 @@ Status MelWeightMatrix(Node& n) {
   TPUSIM_ASSIGN_OR_RETURN(ElementType out,
                           ElementOfOnnx(static_cast<int32_t>(n.Int("output_datatype", 1))));
   for (int i : {2, 3, 4}) {
-    if (n.input(i).type().num_elements() != 1) return n.Invalid("sample_rate and the edges must be scalars");
+    if (n.input(i).type().num_elements() != 1)
+      return n.Invalid("sample_rate and the edges must be scalars");
   }
   const ElementType f64 = ElementType::kF64;
   auto scalar = [&](int i) { return b.Reshape(b.Convert(n.input(i), f64), {}); };
@@ -246,11 +248,12 @@ Status MelWeightMatrix(Node& n) {
   Value step = b.Div(b.Sub(hi, lo), c(static_cast<double>(edges)));
   Value m = b.Add(b.Mul(b.Iota({edges}, 0, f64), b.BroadcastTo(step, {edges})),
                   b.BroadcastTo(lo, {edges}));
-  Value hz = b.Mul(b.FullLike(m, 700),
-                   b.Sub(b.Binary("power", b.FullLike(m, 10), b.Div(m, b.FullLike(m, 2595))),
-                         b.FullLike(m, 1)));
-  Value bins = b.Unary("floor", b.Div(b.Mul(b.FullLike(hz, static_cast<double>(dft_length + 1)), hz),
-                                      b.BroadcastTo(scalar(2), {edges})));
+  Value hz = b.Mul(
+      b.FullLike(m, 700),
+      b.Sub(b.Binary("power", b.FullLike(m, 10), b.Div(m, b.FullLike(m, 2595))), b.FullLike(m, 1)));
+  Value bins =
+      b.Unary("floor", b.Div(b.Mul(b.FullLike(hz, static_cast<double>(dft_length + 1)), hz),
+                             b.BroadcastTo(scalar(2), {edges})));
   // Edge i, i + 1 and i + 2 of filter i, along the output's columns.
   const int64_t rows = dft_length / 2 + 1;
   const Shape shape = {rows, mels};
@@ -264,7 +267,8 @@ Status MelWeightMatrix(Node& n) {
     return b.Binary("and", b.Compare("GE", j, from), b.Compare(below, j, to));
   };
   Value rise = b.Select(in(left, "LE", center), b.Div(b.Sub(j, left), b.Sub(center, left)), zero);
-  rise = b.Select(b.Compare("EQ", left, center), b.Select(b.Compare("EQ", j, center), one, zero), rise);
+  rise = b.Select(b.Compare("EQ", left, center), b.Select(b.Compare("EQ", j, center), one, zero),
+                  rise);
   Value w = b.Select(in(center, "LT", right), b.Div(b.Sub(right, j), b.Sub(right, center)), rise);
   n.SetOutput(0, b.Convert(w, out));
   return Status::Ok();
@@ -273,9 +277,10 @@ Status MelWeightMatrix(Node& n) {
 TPUSIM_REGISTER_ONNX_OP({"DFT", Dft});
 TPUSIM_REGISTER_ONNX_OP({"STFT", Stft});
 TPUSIM_REGISTER_ONNX_OP({"HannWindow", [](Node& n) { return CosineWindow(n, 0.5, 0.5, 0); }});
-TPUSIM_REGISTER_ONNX_OP(
-    {"HammingWindow", [](Node& n) { return CosineWindow(n, 25.0 / 46, 21.0 / 46, 0); }});
-TPUSIM_REGISTER_ONNX_OP({"BlackmanWindow", [](Node& n) { return CosineWindow(n, 0.42, 0.5, 0.08); }});
+TPUSIM_REGISTER_ONNX_OP({"HammingWindow",
+                         [](Node& n) { return CosineWindow(n, 25.0 / 46, 21.0 / 46, 0); }});
+TPUSIM_REGISTER_ONNX_OP({"BlackmanWindow",
+                         [](Node& n) { return CosineWindow(n, 0.42, 0.5, 0.08); }});
 TPUSIM_REGISTER_ONNX_OP({"MelWeightMatrix", MelWeightMatrix});
 
 }  // namespace

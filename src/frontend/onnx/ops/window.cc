@@ -22,15 +22,16 @@ Attribute ConvNumbers(int64_t spatial) {
     return Attribute::Array(std::move(out));
   };
   const std::vector<int64_t> dims = Range(2, 2 + spatial);
-  return Attribute::Struct("stablehlo.conv", {{"input_batch_dimension", Attribute::Int(0)},
-                                              {"input_feature_dimension", Attribute::Int(1)},
-                                              {"input_spatial_dimensions", list(dims)},
-                                              {"kernel_input_feature_dimension", Attribute::Int(1)},
-                                              {"kernel_output_feature_dimension", Attribute::Int(0)},
-                                              {"kernel_spatial_dimensions", list(dims)},
-                                              {"output_batch_dimension", Attribute::Int(0)},
-                                              {"output_feature_dimension", Attribute::Int(1)},
-                                              {"output_spatial_dimensions", list(dims)}});
+  return Attribute::Struct("stablehlo.conv",
+                           {{"input_batch_dimension", Attribute::Int(0)},
+                            {"input_feature_dimension", Attribute::Int(1)},
+                            {"input_spatial_dimensions", list(dims)},
+                            {"kernel_input_feature_dimension", Attribute::Int(1)},
+                            {"kernel_output_feature_dimension", Attribute::Int(0)},
+                            {"kernel_spatial_dimensions", list(dims)},
+                            {"output_batch_dimension", Attribute::Int(0)},
+                            {"output_feature_dimension", Attribute::Int(1)},
+                            {"output_spatial_dimensions", list(dims)}});
 }
 
 }  // namespace
@@ -120,11 +121,12 @@ Attribute Padding(const std::vector<int64_t>& low, const std::vector<int64_t>& h
   }
   if (!flat.empty()) std::memcpy(bytes.data(), flat.data(), bytes.size());
   return Attribute::DenseElements(
-      ir::Type::Tensor(ElementType::kSI64, {static_cast<int64_t>(low.size()), 2}), std::move(bytes));
+      ir::Type::Tensor(ElementType::kSI64, {static_cast<int64_t>(low.size()), 2}),
+      std::move(bytes));
 }
 
-Value Convolution(Builder& b, Value x, Value w, const Window& win, const std::vector<int64_t>& lhs_dilation,
-                  int64_t groups) {
+Value Convolution(Builder& b, Value x, Value w, const Window& win,
+                  const std::vector<int64_t>& lhs_dilation, int64_t groups) {
   const Shape& xs = Builder::ShapeOf(x);
   const int64_t s = static_cast<int64_t>(xs.size()) - 2;
   Shape out = {xs[0], Builder::ShapeOf(w)[0]};
@@ -135,15 +137,16 @@ Value Convolution(Builder& b, Value x, Value w, const Window& win, const std::ve
   }
   Attribute precision = Attribute::Array({Attribute::Enum("stablehlo.precision", "DEFAULT"),
                                           Attribute::Enum("stablehlo.precision", "DEFAULT")});
-  return b.Emit("stablehlo.convolution", {x, w}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
-                {{"window_strides", I64Array(win.strides)},
-                 {"padding", Padding(win.low, win.high)},
-                 {"lhs_dilation", I64Array(lhs_dilation)},
-                 {"rhs_dilation", I64Array(win.dilations)},
-                 {"dimension_numbers", ConvNumbers(s)},
-                 {"feature_group_count", Attribute::Int(groups, ElementType::kSI64)},
-                 {"batch_group_count", Attribute::Int(1, ElementType::kSI64)},
-                 {"precision_config", precision}})
+  return b
+      .Emit("stablehlo.convolution", {x, w}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
+            {{"window_strides", I64Array(win.strides)},
+             {"padding", Padding(win.low, win.high)},
+             {"lhs_dilation", I64Array(lhs_dilation)},
+             {"rhs_dilation", I64Array(win.dilations)},
+             {"dimension_numbers", ConvNumbers(s)},
+             {"feature_group_count", Attribute::Int(groups, ElementType::kSI64)},
+             {"batch_group_count", Attribute::Int(1, ElementType::kSI64)},
+             {"precision_config", precision}})
       ->result(0);
 }
 
