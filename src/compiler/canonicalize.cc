@@ -9,8 +9,10 @@
 // not(not x); ops that move no data (identity transpose, same-shape reshape,
 // broadcast_in_dim and slice, zero pad, reverse of size-1 dimensions,
 // single-operand concatenate, convert to the same type); select with a
-// constant splat predicate or equal branches. An op is replaced only by a
-// value of the same type and layout. Replaced ops are left for dce.
+// constant splat predicate or equal branches; a dot_general of a broadcast
+// that only adds the dot's batch dimensions reads the broadcast's operand
+// instead (SimplifyDotOfBroadcast). An op is replaced only by a value of the
+// same type and layout. Replaced ops are left for dce.
 //
 // Deliberately not: float x+0.0 (wrong for x = -0), x*0 (wrong for NaN, inf,
 // -0), complex identities (inf*1 gives NaN parts), reassociation, and
@@ -19,6 +21,7 @@
 // fold these identities alike). So that constants keep their exact value,
 // arithmetic identities never replace an op by a constant; constant-fold
 // evaluates those ops instead.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string_view>
@@ -260,6 +263,131 @@ Value SimplifySelect(Operation& op) {
   return pred < 0 ? Value() : op.operand(pred ? 1 : 2);
 }
 
+// --- Dots of broadcasts
+
+// The dimension numbers of a dot_general, by field.
+struct DotNumbers {
+  std::vector<int64_t> batch[2], contract[2];  // [0] lhs, [1] rhs
+};
+
+DotNumbers ReadDotNumbers(const Operation& op) {
+  Attribute dn = op.attr("dot_dimension_numbers");
+  auto ints = [&](std::string_view key) {
+    Attribute f = dn.kind() == Attribute::Kind::kStruct ? dn.Get(key) : Attribute();
+    return f ? f.AsInts() : std::vector<int64_t>{};
+  };
+  return DotNumbers{{ints("lhs_batching_dimensions"), ints("rhs_batching_dimensions")},
+                    {ints("lhs_contracting_dimensions"), ints("rhs_contracting_dimensions")}};
+}
+
+Attribute DotNumbersAttr(const DotNumbers& d) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::vector<Attribute> a;
+    for (int64_t x : v) a.push_back(Attribute::Int(x));
+    return Attribute::Array(std::move(a));
+  };
+  std::vector<ir::NamedAttribute> fields;  // empty lists left out, as printed
+  const char* names[2][2] = {{"lhs_batching_dimensions", "rhs_batching_dimensions"},
+                             {"lhs_contracting_dimensions", "rhs_contracting_dimensions"}};
+  for (int kind = 0; kind < 2; ++kind) {
+    for (int side = 0; side < 2; ++side) {
+      const std::vector<int64_t>& v = kind == 0 ? d.batch[side] : d.contract[side];
+      if (!v.empty()) fields.emplace_back(names[kind][side], list(v));
+    }
+  }
+  return Attribute::Struct("stablehlo.dot", std::move(fields));
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Where each result dimension of a dot_general comes from: {'B', i} for
+// batch pair i, {'L', d} and {'R', d} for a free dimension d of lhs or rhs.
+using DimOrigin = std::pair<char, int64_t>;
+
+// Free dimensions of one side in result order, named by their origin;
+// `origin(d)` names operand dimension d.
+std::vector<DimOrigin> FreeOrigins(int64_t rank, const std::vector<int64_t>& batch,
+                                   const std::vector<int64_t>& contract,
+                                   const std::function<DimOrigin(int64_t)>& origin) {
+  std::vector<DimOrigin> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(batch, d) && !Contains(contract, d)) out.push_back(origin(d));
+  }
+  return out;
+}
+
+// dot_general(x, broadcast_in_dim(w)) where the broadcast only adds the
+// dot's batch dimensions on its side (ONNX MatMul of [B, M, K] by a [K, N]
+// weight, as the ONNX front end and other exporters lower it) becomes
+// dot_general(x, w): x's batch dimensions turn into free ones, and the
+// weight is read once instead of once per batch element. Every result
+// element is the same sum of the same products. Done in place, and only
+// when the result keeps its type and dimension order (x's batch dimensions
+// lead, in order); either side.
+Value SimplifyDotOfBroadcast(Operation& op) {
+  if (op.num_operands() != 2) return Value();
+  DotNumbers d = ReadDotNumbers(op);
+  if (d.batch[0].empty() || d.batch[0].size() != d.batch[1].size()) return Value();
+  for (int side : {1, 0}) {
+    const Operation* b = op.operand(side).defining_op();
+    if (b == nullptr || b->name_str() != "stablehlo.broadcast_in_dim" || b->num_operands() != 1) {
+      continue;
+    }
+    const ir::Type& src = b->operand(0).type();
+    const ir::Type& wide = op.operand(side).type();
+    const std::vector<int64_t> dims = b->attr("broadcast_dimensions").AsInts();
+    if (!src.is_tensor() || !wide.is_tensor() || static_cast<int64_t>(dims.size()) != src.rank() ||
+        !ir::SameLayout(src, wide)) {
+      continue;
+    }
+    // The broadcast keeps the order of its operand's dimensions and sizes,
+    // and the dimensions it adds are exactly this side's batch dimensions.
+    bool ok = true;
+    std::vector<int64_t> to_src(static_cast<size_t>(wide.rank()), -1);
+    for (size_t i = 0; i < dims.size() && ok; ++i) {
+      ok = dims[i] >= 0 && dims[i] < wide.rank() && (i == 0 || dims[i] > dims[i - 1]) &&
+           src.dim(static_cast<int64_t>(i)) == wide.dim(dims[i]) &&
+           !Contains(d.batch[side], dims[i]);
+      if (ok) to_src[dims[i]] = static_cast<int64_t>(i);
+    }
+    if (!ok || static_cast<size_t>(wide.rank()) - dims.size() != d.batch[side].size()) continue;
+    DotNumbers n;
+    for (int64_t c : d.contract[side]) n.contract[side].push_back(to_src[c]);
+    n.contract[1 - side] = d.contract[1 - side];
+    // The result's dimensions, before and after, named by origin.
+    const int64_t lhs_rank = op.operand(0).type().rank(), rhs_rank = op.operand(1).type().rank();
+    auto plain = [](char c) { return [c](int64_t x) { return DimOrigin{c, x}; }; };
+    std::vector<DimOrigin> before;
+    for (size_t i = 0; i < d.batch[0].size(); ++i) before.push_back({'B', static_cast<int64_t>(i)});
+    for (int s = 0; s < 2; ++s) {
+      for (DimOrigin o : FreeOrigins(s == 0 ? lhs_rank : rhs_rank, d.batch[s], d.contract[s],
+                                     plain(s == 0 ? 'L' : 'R'))) {
+        before.push_back(o);
+      }
+    }
+    // After: the broadcast side's dimensions are its operand's; the other
+    // side's batch dimensions are free ones.
+    auto widened = [&](int64_t x) { return DimOrigin{side == 0 ? 'L' : 'R', dims[x]}; };
+    auto unbatched = [&](int64_t x) {
+      const std::vector<int64_t>& batch = d.batch[1 - side];
+      auto it = std::find(batch.begin(), batch.end(), x);
+      return it == batch.end() ? DimOrigin{side == 0 ? 'R' : 'L', x}
+                               : DimOrigin{'B', it - batch.begin()};
+    };
+    const int64_t other_rank = side == 0 ? rhs_rank : lhs_rank;
+    std::vector<DimOrigin> after = FreeOrigins(src.rank(), {}, n.contract[side], widened);
+    std::vector<DimOrigin> other = FreeOrigins(other_rank, {}, n.contract[1 - side], unbatched);
+    after.insert(side == 0 ? after.end() : after.begin(), other.begin(), other.end());
+    if (before != after) continue;
+    op.SetOperand(side, b->operand(0));
+    op.attrs().Set("dot_dimension_numbers", DotNumbersAttr(n));
+    return Value();
+  }
+  return Value();
+}
+
 const std::unordered_map<std::string_view, Simplifier>& Simplifiers() {
   static const std::unordered_map<std::string_view, Simplifier> kTable = {
       {"stablehlo.add", SimplifyAdd},
@@ -280,6 +408,7 @@ const std::unordered_map<std::string_view, Simplifier>& Simplifiers() {
       {"stablehlo.reverse", SimplifyReverse},
       {"stablehlo.concatenate", SimplifyConcatenate},
       {"stablehlo.select", SimplifySelect},
+      {"stablehlo.dot_general", SimplifyDotOfBroadcast},
   };
   return kTable;
 }

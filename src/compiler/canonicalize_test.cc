@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "compiler/simplify_test_util.h"
+#include "tpusim/exec/interpreter.h"
+#include "tpusim/ir/rewrite.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -259,6 +261,108 @@ TEST(CanonicalizeTest, LayoutChangesAreKept) {
       return %0 : tensor<2x3xf32, #tpusim.layout<{0,1}>>
     })";
   EXPECT_EQ(Canonicalized(program), Printed(program));
+}
+
+// ONNX MatMul of [B, M, K] by a [K, N] weight, lowered as a batched dot of
+// the weight broadcast over B: the dot reads the weight itself.
+TEST(CanonicalizeTest, DotOfBatchBroadcastReadsTheOperand) {
+  EXPECT_EQ(Canonicalized(R"(
+    func.func @main(%x: tensor<4x16x64xf32>, %w: tensor<64x32xf32>) -> tensor<4x16x32xf32> {
+      %0 = stablehlo.broadcast_in_dim %w, dims = [1, 2] : (tensor<64x32xf32>) -> tensor<4x64x32xf32>
+      %1 = stablehlo.dot_general %x, %0, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<4x16x64xf32>, tensor<4x64x32xf32>) -> tensor<4x16x32xf32>
+      return %1 : tensor<4x16x32xf32>
+    })"),
+            Printed(R"(
+    func.func @main(%x: tensor<4x16x64xf32>, %w: tensor<64x32xf32>) -> tensor<4x16x32xf32> {
+      %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0], precision = [DEFAULT, DEFAULT] : (tensor<4x16x64xf32>, tensor<64x32xf32>) -> tensor<4x16x32xf32>
+      return %0 : tensor<4x16x32xf32>
+    })"));
+}
+
+// Two batch dimensions, and a transposed weight [N, K] broadcast on the lhs
+// side of a dot with no lhs free dimension (the result order holds).
+TEST(CanonicalizeTest, DotOfBatchBroadcastEitherSide) {
+  EXPECT_EQ(Canonicalized(R"(
+    func.func @main(%x: tensor<2x3x5x8xf32>, %w: tensor<6x8xf32>, %v: tensor<8xf32>, %y: tensor<2x8x7xf32>)
+        -> (tensor<2x3x5x6xf32>, tensor<2x7xf32>) {
+      %0 = stablehlo.broadcast_in_dim %w, dims = [2, 3] : (tensor<6x8xf32>) -> tensor<2x3x6x8xf32>
+      %1 = stablehlo.dot_general %x, %0, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : (tensor<2x3x5x8xf32>, tensor<2x3x6x8xf32>) -> tensor<2x3x5x6xf32>
+      %2 = stablehlo.broadcast_in_dim %v, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+      %3 = stablehlo.dot_general %2, %y, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<2x8xf32>, tensor<2x8x7xf32>) -> tensor<2x7xf32>
+      return %1, %3 : tensor<2x3x5x6xf32>, tensor<2x7xf32>
+    })"),
+            Printed(R"(
+    func.func @main(%x: tensor<2x3x5x8xf32>, %w: tensor<6x8xf32>, %v: tensor<8xf32>, %y: tensor<2x8x7xf32>)
+        -> (tensor<2x3x5x6xf32>, tensor<2x7xf32>) {
+      %0 = stablehlo.dot_general %x, %w, contracting_dims = [3] x [1] : (tensor<2x3x5x8xf32>, tensor<6x8xf32>) -> tensor<2x3x5x6xf32>
+      %1 = stablehlo.dot_general %v, %y, contracting_dims = [0] x [1] : (tensor<8xf32>, tensor<2x8x7xf32>) -> tensor<2x7xf32>
+      return %0, %1 : tensor<2x3x5x6xf32>, tensor<2x7xf32>
+    })"));
+}
+
+// Kept: a broadcast that also expands a size-1 dimension or adds a
+// non-batch dimension, one that transposes, and a rewrite that would
+// reorder the result (a broadcast lhs with free dimensions, batch
+// dimensions that do not lead).
+TEST(CanonicalizeTest, DotOfOtherBroadcastsIsKept) {
+  const char* program = R"(
+    func.func @main(%x: tensor<4x16x64xf32>, %w1: tensor<1x64x32xf32>, %w2: tensor<32x64xf32>,
+                    %w3: tensor<16x64xf32>, %w4: tensor<64xf32>, %y: tensor<16x4x64xf32>)
+        -> (tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<4x16x16xf32>, tensor<4x16x32xf32>, tensor<4x16x32xf32>) {
+      %0 = stablehlo.broadcast_in_dim %w1, dims = [0, 1, 2] : (tensor<1x64x32xf32>) -> tensor<4x64x32xf32>
+      %1 = stablehlo.dot_general %x, %0, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<4x16x64xf32>, tensor<4x64x32xf32>) -> tensor<4x16x32xf32>
+      %2 = stablehlo.broadcast_in_dim %w2, dims = [2, 1] : (tensor<32x64xf32>) -> tensor<4x64x32xf32>
+      %3 = stablehlo.dot_general %x, %2, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<4x16x64xf32>, tensor<4x64x32xf32>) -> tensor<4x16x32xf32>
+      %4 = stablehlo.broadcast_in_dim %w3, dims = [1, 2] : (tensor<16x64xf32>) -> tensor<4x16x64xf32>
+      %7 = stablehlo.dot_general %4, %x, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<4x16x64xf32>, tensor<4x16x64xf32>) -> tensor<4x16x16xf32>
+      %8 = stablehlo.broadcast_in_dim %w4, dims = [2] : (tensor<64xf32>) -> tensor<4x32x64xf32>
+      %9 = stablehlo.dot_general %x, %8, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<4x16x64xf32>, tensor<4x32x64xf32>) -> tensor<4x16x32xf32>
+      %10 = stablehlo.broadcast_in_dim %w2, dims = [1, 2] : (tensor<32x64xf32>) -> tensor<4x32x64xf32>
+      %11 = stablehlo.dot_general %y, %10, batching_dims = [1] x [0], contracting_dims = [2] x [2] : (tensor<16x4x64xf32>, tensor<4x32x64xf32>) -> tensor<4x16x32xf32>
+      return %1, %3, %7, %9, %11 : tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<4x16x16xf32>, tensor<4x16x32xf32>, tensor<4x16x32xf32>
+    })";
+  EXPECT_EQ(Canonicalized(program), Printed(program));
+}
+
+// The rewrite keeps every bit in both numerics modes, on the sizes and
+// matmul paths of a transformer layer's projections (f32 and bf16).
+TEST(CanonicalizeTest, DotOfBatchBroadcastKeepsValues) {
+  for (const char* t : {"f32", "bf16"}) {
+    std::string program = R"(
+      func.func @main() -> tensor<8x128x96xT> {
+        %i = stablehlo.iota dim = 0 : tensor<98304xf32>
+        %s = stablehlo.sine %i : tensor<98304xf32>
+        %x0 = stablehlo.convert %s : (tensor<98304xf32>) -> tensor<98304xT>
+        %x = stablehlo.reshape %x0 : (tensor<98304xT>) -> tensor<8x128x96xT>
+        %j = stablehlo.iota dim = 0 : tensor<9216xf32>
+        %c = stablehlo.cosine %j : tensor<9216xf32>
+        %w0 = stablehlo.convert %c : (tensor<9216xf32>) -> tensor<9216xT>
+        %w = stablehlo.reshape %w0 : (tensor<9216xT>) -> tensor<96x96xT>
+        %b = stablehlo.broadcast_in_dim %w, dims = [1, 2] : (tensor<96x96xT>) -> tensor<8x96x96xT>
+        %0 = stablehlo.dot_general %x, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<8x128x96xT>, tensor<8x96x96xT>) -> tensor<8x128x96xT>
+        return %0 : tensor<8x128x96xT>
+      })";
+    for (size_t at = program.find('T'); at != std::string::npos; at = program.find('T', at)) {
+      if (program[at - 1] == 'x' || program[at - 1] == ' ') {
+        program.replace(at, 1, t);
+      } else {
+        ++at;
+      }
+    }
+    std::unique_ptr<ir::Module> before = test::ParseVerified(program);
+    ASSERT_NE(before, nullptr);
+    std::unique_ptr<ir::Module> after = ir::CloneModule(*before);
+    PassContext ctx;
+    ASSERT_TRUE(RunCanonicalize(*after, ctx).ok());
+    ASSERT_TRUE(RunDeadCodeElimination(*after, ctx).ok());
+    ASSERT_EQ(ir::PrintModule(*after).find("broadcast_in_dim"), std::string::npos);
+    for (ops::Numerics mode : {ops::Numerics::kReference, ops::Numerics::kTpu}) {
+      auto a = exec::Interpreter(*before, ops::EvalOptions{.numerics = mode}).Run("main", {});
+      auto b = exec::Interpreter(*after, ops::EvalOptions{.numerics = mode}).Run("main", {});
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_TRUE((*a)[0].BitwiseEquals((*b)[0])) << t << " numerics " << static_cast<int>(mode);
+    }
+  }
 }
 
 }  // namespace

@@ -16,11 +16,14 @@
 //    from a loop's stack), and a kernel holds one dot. A dot no epilogue
 //    took roots a kernel of its own when it has such views;
 // A producer fuses only if all its users are in the kernel, so its value
-// never leaves it. The exception is what XLA duplicates into each kernel that
-// uses it (constants, iota, broadcasts of a scalar): it stays outside as
-// long as it has users there. A kernel's one output is its root's; since the
-// other members' values never leave the kernel, no value can leave it and
-// come back, and no cycle forms.
+// never leaves it. The exceptions are what XLA duplicates into each kernel
+// that uses it: constants, iota, broadcasts of a scalar (which stay outside
+// as long as they have users there), and, once the kernels are formed, a
+// kLoop kernel of cheap ops whose result only kernels read (x - mean in a
+// layer norm, read by the variance's reduction and by the normalization):
+// it merges into each of them (MergeCheapKernels). A kernel's one output is
+// its root's; since the other members' values never leave the kernel, no
+// value can leave it and come back, and no cycle forms.
 // Not fused: ops with side effects or regions (other than a reduction root),
 // collectives, a reduction into its consumers, and kernels of fewer than two
 // ops besides constants (nothing to gain). Types keep their layouts: layout
@@ -58,6 +61,9 @@ struct Kernel {
   ir::Operation* root = nullptr;
   Kind kind = Kind::kLoop;
   std::vector<ir::Operation*> members;  // root included
+  // Members on a dot's operand side, where only views may join.
+  std::unordered_set<const ir::Operation*> operand_side;
+  bool merged = false;  // into the kernels that read it (MergeCheapKernels)
 };
 
 // What fusion did to a module, for the pass's note.
@@ -76,6 +82,7 @@ class BlockFuser {
     IndexUsers();
     const auto& ops = block_.ops();
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) TryRoot(it->get());
+    MergeCheapKernels();
     if (!kernels_.empty()) Rewrite();
   }
 
@@ -128,7 +135,7 @@ class BlockFuser {
       kind = Kind::kOutput;  // a dot no epilogue took: its views
     if (!kind) return;
     const int k = static_cast<int>(kernels_.size());
-    kernels_.push_back(Kernel{op, *kind, {}});
+    kernels_.push_back(Kernel{op, *kind, {}, {}, false});
     Add(op, k);
     Grow(k);
     if (!Worthwhile(kernels_[k])) Drop(k);
@@ -136,20 +143,19 @@ class BlockFuser {
 
   // Pulls producers into kernel k, from its root back, while they qualify.
   void Grow(int k) {
-    // Members on a dot's operand side, where only views may join.
-    std::unordered_set<const ir::Operation*> operand_side;
     std::vector<ir::Operation*> pending = {kernels_[k].root};
     while (!pending.empty()) {
       ir::Operation* member = pending.back();
       pending.pop_back();
-      const bool views_only = IsMatmul(*member) || operand_side.count(member) > 0;
+      const bool views_only =
+          IsMatmul(*member) || kernels_[k].operand_side.count(member) > 0;
       for (ir::Value v : member->operands()) {
         ir::Operation* producer = Producer(v);
         if (producer == nullptr || InKernel(producer, k)) continue;
         if (views_only && !IsOperandView(*producer)) continue;
         if (!CanFuse(*producer, k)) continue;
         if (IsMatmul(*producer)) kernels_[k].kind = Kind::kOutput;
-        if (views_only) operand_side.insert(producer);
+        if (views_only) kernels_[k].operand_side.insert(producer);
         Add(producer, k);
         pending.push_back(producer);
       }
@@ -172,6 +178,73 @@ class BlockFuser {
     return true;
   }
 
+  // Once every kernel of the block is formed: a kLoop kernel of cheap ops
+  // (fusion_rules.h, IsCheapToDuplicate: x - broadcast(mean) in a layer
+  // norm, with the mean itself, a per-row value) whose result only kernels
+  // read, none as a dot's operand, is merged into each of them, as XLA
+  // duplicates cheap producers into all their consumers: its result is
+  // never written. The kernel's own inputs are read as before, so no value
+  // that was inside a kernel has to leave it. In program order, so that
+  // such kernels feeding each other merge in turn.
+  void MergeCheapKernels() {
+    std::vector<int> order(kernels_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::unordered_map<const ir::Operation*, size_t> position;
+    for (size_t i = 0; i < block_.ops().size(); ++i) position[block_.ops()[i].get()] = i;
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return position.at(kernels_[a].root) < position.at(kernels_[b].root);
+    });
+    for (int k : order) {
+      Kernel& kernel = kernels_[k];
+      if (kernel.kind != Kind::kLoop) continue;
+      bool cheap = true;
+      for (const ir::Operation* m : kernel.members) {
+        cheap = cheap && (IsDuplicable(*m) || IsCheapToDuplicate(*m) || IsPerRowValue(*m));
+      }
+      if (!cheap || UsersOf(kernel.root).empty()) continue;
+      std::vector<int> into;
+      for (const ir::Operation* user : UsersOf(kernel.root)) {
+        const std::vector<int>& in = kernels_of_[user];
+        bool ok = !in.empty() && !IsMatmul(*user);
+        for (int j : in) {
+          ok = ok && j != k && kernels_[j].operand_side.count(user) == 0;
+          if (ok && std::find(into.begin(), into.end(), j) == into.end()) into.push_back(j);
+        }
+        if (!ok) {
+          into.clear();
+          break;
+        }
+      }
+      if (into.empty()) continue;
+      const std::vector<ir::Operation*> members = kernel.members;
+      for (ir::Operation* m : members) {
+        std::vector<int>& in = kernels_of_[m];
+        in.erase(std::find(in.begin(), in.end(), k));
+        for (int j : into) {
+          if (!InKernel(m, j)) Add(m, j);
+        }
+      }
+      kernel.members.clear();
+      kernel.merged = true;
+    }
+  }
+
+  // An elementwise op whose every user broadcasts its value to at least 8
+  // times as many elements (a row's mean or 1/sqrt(variance)): computing it
+  // again in each kernel costs a fraction of the kernel's work, whatever
+  // the op.
+  bool IsPerRowValue(const ir::Operation& op) {
+    if (!IsElementwise(op) || UsersOf(&op).empty()) return false;
+    const int64_t n = op.result(0).type().num_elements();
+    for (const ir::Operation* user : UsersOf(&op)) {
+      if (user->name_str() != "stablehlo.broadcast_in_dim" ||
+          user->result(0).type().num_elements() < 8 * n) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   static bool Worthwhile(const Kernel& k) {
     return std::count_if(k.members.begin(), k.members.end(), [](const ir::Operation* op) {
              return op->name_str() != "stablehlo.constant";
@@ -189,15 +262,17 @@ class BlockFuser {
 
   bool IsRoot(const ir::Operation* op) const { return roots_.count(op) > 0; }
 
-  // Whether every use of `op` is inside a kernel that holds a copy of it,
-  // so that the op itself can go. Memoized: kernels share users.
+  // Whether every use of `op` is inside kernels that hold a copy of it,
+  // every kernel its users are in, so that the op itself can go. Memoized:
+  // kernels share users.
   bool Absorbed(const ir::Operation* op) {
     auto [it, inserted] = absorbed_.emplace(op, true);
     if (!inserted) return it->second;
     bool absorbed = true;
     for (const ir::Operation* user : UsersOf(op)) {
-      bool shared = false;
-      for (int k : kernels_of_[op]) shared = shared || InKernel(user, k);
+      const std::vector<int>& in = kernels_of_[user];
+      bool shared = !in.empty();
+      for (int k : in) shared = shared && InKernel(op, k);
       absorbed = absorbed && shared && (IsRoot(user) || Absorbed(user));
     }
     return absorbed_[op] = absorbed;
@@ -207,7 +282,9 @@ class BlockFuser {
     for (size_t i = 0; i < block_.ops().size(); ++i) position_[block_.ops()[i].get()] = i;
     // Kernels were found from the end back; name them in program order.
     std::vector<Kernel*> in_order;
-    for (Kernel& k : kernels_) in_order.push_back(&k);
+    for (Kernel& k : kernels_) {
+      if (!k.merged) in_order.push_back(&k);
+    }
     std::sort(in_order.begin(), in_order.end(), [&](const Kernel* a, const Kernel* b) {
       return position_.at(a->root) < position_.at(b->root);
     });

@@ -86,6 +86,19 @@ bool IsLoopFusible(const ir::Operation& op) {
          IsDuplicable(op) || IsElementwise(op);
 }
 
+bool IsCheapToDuplicate(const ir::Operation& op) {
+  static const std::unordered_set<std::string> kCheap = {
+      "stablehlo.add",     "stablehlo.subtract", "stablehlo.multiply",
+      "stablehlo.maximum", "stablehlo.minimum",  "stablehlo.negate",
+      "stablehlo.abs",     "stablehlo.compare",  "stablehlo.select",
+      "stablehlo.clamp",   "stablehlo.convert",  "stablehlo.and",
+      "stablehlo.or",      "stablehlo.xor",      "stablehlo.not",
+      "stablehlo.broadcast_in_dim", "stablehlo.reshape"};
+  if (kCheap.count(op.name_str()) == 0 || !IsLoopFusible(op)) return false;
+  // Complex abs is a square root; complex products are several ops.
+  return !ir::IsComplex(op.result(0).type().element());
+}
+
 bool IsOperandView(const ir::Operation& op) {
   const std::string& n = op.name_str();
   return n == "stablehlo.dynamic_slice" || n == "stablehlo.reshape";

@@ -18,6 +18,13 @@ bool IsElementwise(const ir::Operation& op);
 // it: scalar and splat constants, iota, broadcast_in_dim of a scalar.
 bool IsDuplicable(const ir::Operation& op);
 
+// An op so cheap that XLA computes it again in each kernel that needs its
+// value rather than write it (InstructionFusion's !IsExpensive): loop
+// fusible and add, subtract, multiply, maximum, minimum, negate, abs,
+// compare, select, clamp, convert, the bitwise ops, broadcast_in_dim or
+// reshape. Not divide, transcendental functions, transposes or relayouts.
+bool IsCheapToDuplicate(const ir::Operation& op);
+
 // May join a kLoop kernel (and feed a reduction or an epilogue): elementwise
 // ops, duplicable ops, the relayouts a kernel does as it streams
 // (broadcast_in_dim, reshape, transpose, tpusim.copy), and dynamic_slice,

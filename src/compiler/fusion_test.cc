@@ -157,6 +157,77 @@ func.func public @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8x
             "func.return\n");
 }
 
+// A layer norm as the ONNX front end lowers LayerNormalization: x - mean
+// feeds both the variance's reduction and the normalization. That cheap
+// kernel (the mean's divide is per row) merges into both, as XLA duplicates
+// cheap producers, so x - mean is never written: three launches, as for
+// flax's form below, instead of four.
+TEST(FusionPass, ACheapKernelMergesIntoTheKernelsThatReadIt) {
+  EXPECT_EQ(FusedOutline(R"(
+func.func public @main(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = stablehlo.reshape %0 : (tensor<4xf32>) -> tensor<4x1xf32>
+  %n = stablehlo.constant dense<8.0> : tensor<4x1xf32>
+  %2 = stablehlo.divide %1, %n : tensor<4x1xf32>
+  %3 = stablehlo.broadcast_in_dim %2, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %4 = stablehlo.subtract %x, %3 : tensor<4x8xf32>
+  %5 = stablehlo.multiply %4, %4 : tensor<4x8xf32>
+  %6 = stablehlo.reduce(%5 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %7 = stablehlo.reshape %6 : (tensor<4xf32>) -> tensor<4x1xf32>
+  %8 = stablehlo.divide %7, %n : tensor<4x1xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<4x1xf32>
+  %9 = stablehlo.add %8, %eps : tensor<4x1xf32>
+  %10 = stablehlo.rsqrt %9 : tensor<4x1xf32>
+  %11 = stablehlo.broadcast_in_dim %10, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %12 = stablehlo.multiply %4, %11 : tensor<4x8xf32>
+  %13 = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %14 = stablehlo.multiply %12, %13 : tensor<4x8xf32>
+  %15 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %16 = stablehlo.add %14, %15 : tensor<4x8xf32>
+  return %16 : tensor<4x8xf32>
+})"),
+            "constant\n"
+            "reduce\n"
+            "fusion.0 kInput(constant, reshape, constant, divide, broadcast_in_dim, subtract, "
+            "multiply, reduce)\n"
+            "fusion.1 kLoop(reshape, constant, divide, broadcast_in_dim, subtract, reshape, "
+            "divide, constant, add, rsqrt, broadcast_in_dim, multiply, broadcast_in_dim, "
+            "multiply, broadcast_in_dim, add)\n"
+            "func.return\n");
+}
+
+// Not merged: a kernel with an expensive full-size op (exp(x - max) in a
+// softmax, read by the sum and the division), and one whose result a lone
+// op or a dot's operand needs.
+TEST(FusionPass, OtherKernelsAreNotMerged) {
+  EXPECT_EQ(FusedOutline(R"(
+func.func public @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %m) applies stablehlo.maximum across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %2 = stablehlo.subtract %x, %1 : tensor<4x8xf32>
+  %3 = stablehlo.exponential %2 : tensor<4x8xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %4 = stablehlo.reduce(%3 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %5 = stablehlo.broadcast_in_dim %4, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %6 = stablehlo.divide %3, %5 : tensor<4x8xf32>
+  %7 = stablehlo.subtract %6, %x : tensor<4x8xf32>
+  %8 = stablehlo.multiply %7, %7 : tensor<4x8xf32>
+  %9 = stablehlo.dot_general %7, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %10 = stablehlo.add %9, %8 : tensor<4x8xf32>
+  return %10, %7 : tensor<4x8xf32>, tensor<4x8xf32>
+})"),
+            "constant\n"
+            "reduce\n"
+            "fusion.0 kLoop(broadcast_in_dim, subtract, exponential)\n"
+            "constant\n"
+            "reduce\n"
+            "fusion.1 kLoop(broadcast_in_dim, divide, subtract)\n"
+            "fusion.2 kOutput(multiply, dot_general, add)\n"
+            "func.return\n");
+}
+
 TEST(FusionPass, ProducersFuseIntoAReduction) {
   EXPECT_EQ(FusedOutline(R"(
 func.func public @main(%x: tensor<16x128xf32>, %y: tensor<16x128xf32>) -> tensor<16xf32> {
