@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "runtime/arg_shapes.h"
 #include "runtime/run_io.h"
@@ -122,6 +123,37 @@ StatusOr<Params> ExpandInputs(const std::vector<frontend::OnnxInput>& inputs,
   return p;
 }
 
+// Reads the parameter named `name` from its --input file: the values a
+// shape of the model depends on.
+std::function<StatusOr<Tensor>(const std::string&)> InputReader(
+    const std::string& path, const ir::Function& stub, const Params& p,
+    const std::vector<ir::Type>& types) {
+  return [&path, &stub, &p, &types](const std::string& name) -> StatusOr<Tensor> {
+    for (size_t k = 0; k < p.params.size(); ++k) {
+      if (p.params[k].name != name) continue;
+      if (p.files[k].empty()) {
+        return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
+                               name + "': give it with --input");
+      }
+      return ReadInput(stub, static_cast<int>(k), DeviceFile(p.files[k], 0), types[k]);
+    }
+    return NotFound(path + ": no input '" + name + "'");
+  };
+}
+
+// The array given for the input named `name`, in its parameter's type.
+std::function<StatusOr<Tensor>(const std::string&)> ArrayReader(
+    const std::string& path, const std::vector<frontend::OnnxInput>& inputs,
+    std::span<const Tensor> args, const std::vector<ir::Type>& types) {
+  return [&path, &inputs, args, &types](const std::string& name) -> StatusOr<Tensor> {
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (inputs[i].name == name) return ConvertInput(args[i], types[i], "input '" + name + "'");
+    }
+    return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
+                           name + "', which is not given");
+  };
+}
+
 }  // namespace
 
 bool IsOnnxFile(const std::string& path) {
@@ -153,39 +185,26 @@ StatusOr<std::unique_ptr<ir::Module>> LoadOnnx(const std::string& path, const Ru
       import.input_shapes[in.name] = types[k].shape();
     }
   }
-  if (!options.timing_only) {
-    import.input_value = [&](const std::string& name) -> StatusOr<Tensor> {
-      for (size_t k = 0;
-    k < p.params.size(); ++k) {
-      if (p.params[k].name != name) continue;
-      if (p.files[k].empty()) {
-        return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
-                               name + "': give it with --input");
-      }
-      return ReadInput(*stub, static_cast<int>(k), DeviceFile(p.files[k], 0), types[k]);
+  if (!options.timing_only) import.input_value = InputReader(path, *stub, p, types);
+  std::vector<frontend::OnnxResult> results;
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                          frontend::ImportOnnx(bytes, path, import, &results));
+  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+  if (run_files != nullptr) {
+    run_files->inputs.clear();
+    for (size_t k = 0; k < p.params.size(); ++k) {
+      if (p.files[k].empty()) continue;
+      run_files->inputs.push_back(stub->entry().argument(static_cast<int>(k)).name() + "=" +
+                                  p.files[k]);
     }
-    return NotFound(path + ": no input '" + name + "'");
-  };
-}
-std::vector<frontend::OnnxResult> results;
-TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
-                        frontend::ImportOnnx(bytes, path, import, &results));
-TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
-if (run_files != nullptr) {
-  run_files->inputs.clear();
-  for (size_t k = 0; k < p.params.size(); ++k) {
-    if (p.files[k].empty()) continue;
-    run_files->inputs.push_back(stub->entry().argument(static_cast<int>(k)).name() + "=" +
-                                p.files[k]);
+    run_files->result_names.clear();
+    for (const frontend::OnnxResult& r : results) {
+      run_files->result_names.push_back("result" + std::to_string(r.output) +
+                                        (r.element < 0 ? "" : "_" + std::to_string(r.element)));
+    }
   }
-  run_files->result_names.clear();
-  for (const frontend::OnnxResult& r : results) {
-    run_files->result_names.push_back("result" + std::to_string(r.output) +
-                                      (r.element < 0 ? "" : "_" + std::to_string(r.element)));
-  }
+  return module;
 }
-return module;
-}  // namespace tpusim::runtime
 
 StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
                                                   std::span<const Tensor> args,
@@ -202,20 +221,11 @@ StatusOr<std::unique_ptr<ir::Module>> LoadOnnxFor(const std::string& path,
                           ArgumentTypes(*stub, SsaArgShapes(inputs, arg_shapes), {}));
   frontend::OnnxImportOptions import;
   for (size_t i = 0; i < inputs.size(); ++i) import.input_shapes[inputs[i].name] = types[i].shape();
-  if (!args.empty()) {
-    import.input_value = [&](const std::string& name) -> StatusOr<Tensor> {
-      for (size_t i = 0;
-    i < args.size(); ++i) {
-      if (inputs[i].name == name) return ConvertInput(args[i], types[i], "input '" + name + "'");
-    }
-    return InvalidArgument(path + ": the shapes of the model depend on the value of input '" +
-                           name + "', which is not given");
-  };
-}
-TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
-                        frontend::ImportOnnx(bytes, path, import));
-TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
-return module;
+  if (!args.empty()) import.input_value = ArrayReader(path, inputs, args, types);
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                          frontend::ImportOnnx(bytes, path, import));
+  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
+  return module;
 }
 
 }  // namespace tpusim::runtime
