@@ -353,14 +353,11 @@ Value StepInput(Builder& b, const Layer& l, Value xw, const std::vector<Value>& 
   const int64_t rows = l.gates * l.hidden;
   std::vector<Value> parts;
   for (int64_t d = 0; d < l.dirs; ++d) {
-    std::vector<Value> operands = {xw, zero, zero, b.Scalar(kIndex, static_cast<double>(d)), zero};
+    std::vector<Value> starts = {zero, zero, b.Scalar(kIndex, static_cast<double>(d)), zero};
     std::vector<int64_t> sizes = {1, l.batch, 1, rows};
     if (l.layout == 1) sizes = {l.batch, 1, 1, rows};
-    operands[l.layout == 0 ? 1 : 2] = t[d];
-    Value slice = b.Emit("stablehlo.dynamic_slice", operands, {Type::Tensor(l.element, sizes)},
-                         {{"slice_sizes", I64Array(sizes)}})
-                      ->result(0);
-    parts.push_back(b.Reshape(slice, {1, l.batch, rows}));
+    starts[l.layout == 0 ? 0 : 1] = t[d];
+    parts.push_back(b.Reshape(b.DynamicSlice(xw, starts, sizes), {1, l.batch, rows}));
   }
   return b.Concat(parts, 0);
 }
@@ -379,9 +376,8 @@ Value WriteStep(Builder& b, const Layer& l, Value y, Value out, const std::vecto
   Value zero = b.Scalar(kIndex, 0);
   for (int64_t d = 0; d < l.dirs; ++d) {
     Value update = b.Reshape(b.SliceDim(out, 0, d, d + 1), {1, 1, l.batch, l.hidden});
-    y = b.Emit("stablehlo.dynamic_update_slice",
-               {y, update, t[d], b.Scalar(kIndex, static_cast<double>(d)), zero, zero}, {y.type()})
-            ->result(0);
+    y = b.DynamicUpdateSlice(y, update,
+                             {t[d], b.Scalar(kIndex, static_cast<double>(d)), zero, zero});
   }
   return y;
 }
