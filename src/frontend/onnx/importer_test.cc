@@ -179,8 +179,8 @@ TEST(OnnxImport, ShapesFromInputValuesSpecializeTheProgram) {
   EXPECT_EQ(timing.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(timing.status().message(),
             "model.onnx:1:1: node 'reshape' (Reshape): shape ('shape') is the graph input 'shape', "
-            "whose value a timing-only run does not have; TPU programs need it to fix their "
-            "shapes is not supported");
+            "whose value a timing-only run does not have, but it fixes a shape of the result, "
+            "which TPU programs need at compile time");
   OnnxImportOptions options;
   // Each small input is read at import; the program takes `shape`'s value.
   std::vector<std::string> read;

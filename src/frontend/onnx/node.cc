@@ -50,8 +50,10 @@ StatusOr<Tensor> Node::Known(int i, std::string_view what) const {
   std::string why = l->input_name.empty() ? "is computed from the inputs' values at run time"
                                           : "is the graph input '" + l->input_name +
                                                 "', whose value a timing-only run does not have";
-  return Unsupported(std::string(what) + " ('" + proto_.input(i) + "') " + why +
-                     "; TPU programs need it to fix their shapes");
+  // Not Unsupported's "... is not supported": the op is, this input's origin is not.
+  return Unimplemented(
+      graph_.Where(proto_, index_) + std::string(what) + " ('" + proto_.input(i) + "') " + why +
+      ", but it fixes a shape of the result, which TPU programs need at compile time");
 }
 
 StatusOr<std::vector<int64_t>> Node::KnownInts(int i, std::string_view what) const {
