@@ -44,7 +44,6 @@ struct ModelContext {
   std::shared_ptr<const std::string> file;  // locations' file
   int opset = 0;                            // the ai.onnx opset imported
   const OnnxImportOptions* options = nullptr;
-  std::string dir;  // external data's folder
 };
 
 class Graph {

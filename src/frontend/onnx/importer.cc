@@ -276,7 +276,6 @@ StatusOr<std::unique_ptr<ir::Module>> ImportOnnx(std::string_view bytes, const s
   ctx.file = std::make_shared<const std::string>(path);
   TPUSIM_ASSIGN_OR_RETURN(ctx.opset, AiOnnxOpset(model, path));
   ctx.options = &options;
-  ctx.dir = dir;
 
   TPUSIM_ASSIGN_OR_RETURN(std::vector<OnnxInput> inputs, Inputs(model, path));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Param> params, Params(inputs, options, path));

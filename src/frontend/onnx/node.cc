@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 
 #include "frontend/onnx/graph.h"
 #include "frontend/onnx/tensor_proto.h"
@@ -227,12 +226,6 @@ bool OnnxOpRegistry::Register(OnnxOpDef def) {
 const OnnxOpDef* OnnxOpRegistry::Lookup(std::string_view domain, std::string_view op_type) {
   auto it = Table().find(Key(domain, op_type));
   return it == Table().end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> OnnxOpRegistry::Names() {
-  std::vector<std::string> out;
-  for (const auto& [key, def] : Table()) out.push_back(key);
-  return out;
 }
 
 }  // namespace tpusim::frontend::onnx_import

@@ -122,7 +122,6 @@ class OnnxOpRegistry {
  public:
   static bool Register(OnnxOpDef def);  // duplicates abort at start-up
   static const OnnxOpDef* Lookup(std::string_view domain, std::string_view op_type);
-  static std::vector<std::string> Names();  // "Conv", "com.microsoft.Gelu"
 };
 
 #define TPUSIM_ONNX_CONCAT_INNER(a, b) a##b
