@@ -141,7 +141,7 @@ ir::Operation* While(
   return loop;
 }
 
-// Iterations a Loop carrying sequences is unrolled to at most.
+// Iterations a Loop is unrolled to at most.
 constexpr int64_t kMaxUnrolledTrips = 1024;
 
 // A tensor known at import, of `shape`, all `v`.
@@ -157,23 +157,24 @@ Lowered KnownSplat(Builder& b, ElementType element, double v, const Shape& shape
   return Lowered{c, t, ""};
 }
 
-// A Loop carrying sequences or optionals, unrolled: a while loop cannot
-// carry a sequence whose length may change per iteration. The trip count
-// and, after each iteration, the condition must be known at import; the
-// body is lowered once per iteration with its iteration number known.
+// A Loop unrolled: a while loop cannot carry a sequence whose length may
+// change per iteration, nor run a body that needs values known at import.
+// The trip count and, after each iteration, the condition must be known at
+// import; the body is lowered once per iteration with its iteration number
+// known.
 Status UnrolledLoop(Node& n, const onnx::GraphProto& body, int carried, int scans) {
   Builder& b = n.b();
   if (!n.has_input(0)) return n.Unsupported("a Loop carrying sequences without a trip count");
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> m,
-                          n.KnownInts(0, "the trip count M of a Loop carrying sequences"));
+                          n.KnownInts(0, "the trip count M of an unrolled Loop"));
   if (m.at(0) > kMaxUnrolledTrips) {
-    return n.Unsupported("a Loop carrying sequences over more than " +
-                         std::to_string(kMaxUnrolledTrips) + " iterations (it is unrolled)");
+    return n.Unsupported("an unrolled Loop of more than " + std::to_string(kMaxUnrolledTrips) +
+                         " iterations (it is unrolled)");
   }
   bool cond = true;
   if (n.has_input(1)) {
     TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> c,
-                            n.KnownInts(1, "the condition of a Loop carrying sequences"));
+                            n.KnownInts(1, "the condition of an unrolled Loop"));
     cond = c.at(0) != 0;
   }
   std::vector<Lowered> state;
@@ -187,8 +188,7 @@ Status UnrolledLoop(Node& n, const onnx::GraphProto& body, int carried, int scan
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Lowered> outs,
                             n.LowerSubgraphLowered(body, args, b.block()));
     if (!outs[0].is_tensor() || !outs[0].known) {
-      return n.Unsupported(
-          "a Loop carrying sequences whose body computes its condition at run time");
+      return n.Unsupported("an unrolled Loop whose body computes its condition at run time");
     }
     cond = outs[0].known->num_elements() > 0 && outs[0].known->raw()[0] != 0;
     state.assign(outs.begin() + 1, outs.begin() + 1 + carried);
@@ -212,7 +212,8 @@ Status UnrolledLoop(Node& n, const onnx::GraphProto& body, int carried, int scan
   return Status::Ok();
 }
 
-// Loop-carried sequences and optionals unroll the loop (UnrolledLoop).
+// Loop-carried sequences and optionals, and bodies that need values known
+// at import, unroll the loop (UnrolledLoop).
 Status Loop(Node& n) {
   const onnx::GraphProto* body = n.GraphAttr("body");
   if (body == nullptr) return n.Invalid("needs a body");
@@ -279,14 +280,22 @@ Status Loop(Node& n) {
   auto cond_fn = [&](Builder& in, const std::vector<Value>& a) {
     return in.Binary("and", in.Compare("LT", a[0], trip), a[1]);
   };
-  if (scans > 0) {
-    // The scan outputs' shapes come from the body: lower it once into a
-    // scratch loop to learn them, then build the real one with buffers.
+  {
+    // The body lowered once into a scratch loop: the scan outputs' shapes
+    // come from it. A body that needs a value known at import (a Slice at
+    // the iteration number) cannot be a while loop's; with the trip count
+    // and condition known, the Loop is unrolled instead.
     ir::Block scratch(nullptr);
     Builder probe(&scratch);
     probe.set_location(b.location());
     While(probe, init, cond_fn, body_fn, &status);
+    if (status.code() == StatusCode::kUnimplemented && n.IsKnown(0) &&
+        (!n.has_input(1) || n.IsKnown(1))) {
+      return UnrolledLoop(n, *body, carried, scans);
+    }
     TPUSIM_RETURN_IF_ERROR(status);
+  }
+  if (scans > 0) {
     if (!cond_passes_through) {
       return n.Unsupported("scan outputs of a Loop whose body computes its condition");
     }
