@@ -280,12 +280,13 @@ Status Loop(Node& n) {
   auto cond_fn = [&](Builder& in, const std::vector<Value>& a) {
     return in.Binary("and", in.Compare("LT", a[0], trip), a[1]);
   };
+  // The body lowered once into a scratch loop: the scan outputs' shapes
+  // come from it (its values live as long as `scratch`). A body that needs
+  // a value known at import (a Slice at the iteration number) cannot be a
+  // while loop's; with the trip count and condition known, the Loop is
+  // unrolled instead.
+  ir::Block scratch(nullptr);
   {
-    // The body lowered once into a scratch loop: the scan outputs' shapes
-    // come from it. A body that needs a value known at import (a Slice at
-    // the iteration number) cannot be a while loop's; with the trip count
-    // and condition known, the Loop is unrolled instead.
-    ir::Block scratch(nullptr);
     Builder probe(&scratch);
     probe.set_location(b.location());
     While(probe, init, cond_fn, body_fn, &status);
