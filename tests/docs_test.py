@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Every command in the shell blocks of README.md and docs/*.md, run as a
-reader would paste it, so that none can rot.
+"""Every command in the shell blocks of README.md, docs/*.md and
+examples/*/README.md, run as a reader would paste it, so that none can rot.
 
 Each document runs in its own scratch directory, in order, with the files its
 commands name made first (see FIXTURES): `step.mlir` is the bundled MLP step,
@@ -161,8 +161,12 @@ def onnx_fixtures():
     onnx.save(model, "unknown.onnx")
 
 
+def onnx_example_fixtures():
+    save("tokens.npy", np.random.default_rng(4).integers(0, 256, (2, 16)).astype(np.int64))
+
+
 FIXTURES = {"README.md": readme_fixtures, "docs/compiler.md": compiler_fixtures,
-            "docs/onnx.md": onnx_fixtures,
+            "docs/onnx.md": onnx_fixtures, "examples/onnx/README.md": onnx_example_fixtures,
             "docs/spmd.md": spmd_fixtures}
 
 
@@ -288,7 +292,8 @@ class Doc:
 
 
 def main():
-    docs = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/docs/*.md"))
+    docs = (["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/docs/*.md"))
+            + sorted(os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/examples/*/README.md")))
     ran = 0
     with tempfile.TemporaryDirectory() as work:
         for n, doc in enumerate(docs):
