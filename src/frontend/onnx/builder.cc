@@ -19,6 +19,18 @@ ir::Attribute I64Array(const std::vector<int64_t>& v) {
   return Attribute::DenseArray(ElementType::kSI64, v);
 }
 
+ir::Attribute IntList(const std::vector<int64_t>& v) {
+  std::vector<Attribute> out;
+  for (int64_t x : v) out.push_back(Attribute::Int(x));
+  return Attribute::Array(std::move(out));
+}
+
+std::vector<int64_t> IndexRange(int64_t from, int64_t to) {
+  std::vector<int64_t> v;
+  for (int64_t i = from; i < to; ++i) v.push_back(i);
+  return v;
+}
+
 namespace {
 
 Attribute I64(int64_t v) { return Attribute::Int(v, ElementType::kSI64); }
@@ -228,11 +240,6 @@ Value Builder::DotGeneral(Value a, Value b, const std::vector<int64_t>& a_batch,
                           const std::vector<int64_t>& b_batch,
                           const std::vector<int64_t>& a_contract,
                           const std::vector<int64_t>& b_contract, ElementType result) {
-  auto list = [](const std::vector<int64_t>& v) {
-    std::vector<Attribute> out;
-    for (int64_t x : v) out.push_back(Attribute::Int(x));
-    return Attribute::Array(std::move(out));
-  };
   Shape shape;
   for (int64_t d : a_batch) shape.push_back(ShapeOf(a)[d]);
   for (int64_t d = 0; d < RankOf(a); ++d) {
@@ -248,10 +255,10 @@ Value Builder::DotGeneral(Value a, Value b, const std::vector<int64_t>& a_batch,
     }
   }
   Attribute dnums =
-      Attribute::Struct("stablehlo.dot", {{"lhs_batching_dimensions", list(a_batch)},
-                                          {"rhs_batching_dimensions", list(b_batch)},
-                                          {"lhs_contracting_dimensions", list(a_contract)},
-                                          {"rhs_contracting_dimensions", list(b_contract)}});
+      Attribute::Struct("stablehlo.dot", {{"lhs_batching_dimensions", IntList(a_batch)},
+                                          {"rhs_batching_dimensions", IntList(b_batch)},
+                                          {"lhs_contracting_dimensions", IntList(a_contract)},
+                                          {"rhs_contracting_dimensions", IntList(b_contract)}});
   Attribute precision = Attribute::Array({Attribute::Enum("stablehlo.precision", "DEFAULT"),
                                           Attribute::Enum("stablehlo.precision", "DEFAULT")});
   return Emit("stablehlo.dot_general", {a, b}, {Type::Tensor(result, shape)},

@@ -22,6 +22,11 @@ using ir::Value;
 // A dense attribute holding `t`'s elements.
 ir::Attribute DenseOf(const Tensor& t);
 ir::Attribute I64Array(const std::vector<int64_t>& v);
+// [a, b, ...] as an array of integer attributes: the dimension lists of
+// dot, gather and scatter numbers.
+ir::Attribute IntList(const std::vector<int64_t>& v);
+// from, from + 1, ..., to - 1: a run of dimension numbers.
+std::vector<int64_t> IndexRange(int64_t from, int64_t to);
 
 class Builder {
  public:

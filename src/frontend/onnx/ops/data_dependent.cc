@@ -71,12 +71,6 @@ Status NonZero(Node& n) {
 
 // --- Unique
 
-ir::Attribute List(const std::vector<int64_t>& v) {
-  std::vector<ir::Attribute> out;
-  for (int64_t x : v) out.push_back(ir::Attribute::Int(x));
-  return ir::Attribute::Array(std::move(out));
-}
-
 // `into` with `updates` [N, window...] written at rows `rows` [N] (si64),
 // combined by stablehlo.<body>, or replacing without one.
 Value ScatterRows(Builder& b, Value into, Value rows, Value updates, std::string_view body) {
@@ -84,11 +78,11 @@ Value ScatterRows(Builder& b, Value into, Value rows, Value updates, std::string
   std::vector<int64_t> window;
   for (int64_t d = 1; d < Builder::RankOf(updates); ++d) window.push_back(d);
   ir::Attribute dnums =
-      ir::Attribute::Struct("stablehlo.scatter", {{"update_window_dims", List(window)},
-                                                  {"inserted_window_dims", List({0})},
-                                                  {"input_batching_dims", List({})},
-                                                  {"scatter_indices_batching_dims", List({})},
-                                                  {"scatter_dims_to_operand_dims", List({0})},
+      ir::Attribute::Struct("stablehlo.scatter", {{"update_window_dims", IntList(window)},
+                                                  {"inserted_window_dims", IntList({0})},
+                                                  {"input_batching_dims", IntList({})},
+                                                  {"scatter_indices_batching_dims", IntList({})},
+                                                  {"scatter_dims_to_operand_dims", IntList({0})},
                                                   {"index_vector_dim", ir::Attribute::Int(1)}});
   ir::Operation* op =
       b.Emit("stablehlo.scatter", {into, b.Reshape(rows, {n, 1}), updates}, {into.type()},
@@ -111,11 +105,11 @@ Value GatherRows(Builder& b, Value x, Value rows) {
   std::vector<int64_t> offset;
   for (int64_t d = 1; d < Builder::RankOf(x); ++d) offset.push_back(d);
   ir::Attribute dnums =
-      ir::Attribute::Struct("stablehlo.gather", {{"offset_dims", List(offset)},
-                                                 {"collapsed_slice_dims", List({0})},
-                                                 {"operand_batching_dims", List({})},
-                                                 {"start_indices_batching_dims", List({})},
-                                                 {"start_index_map", List({0})},
+      ir::Attribute::Struct("stablehlo.gather", {{"offset_dims", IntList(offset)},
+                                                 {"collapsed_slice_dims", IntList({0})},
+                                                 {"operand_batching_dims", IntList({})},
+                                                 {"start_indices_batching_dims", IntList({})},
+                                                 {"start_index_map", IntList({0})},
                                                  {"index_vector_dim", ir::Attribute::Int(1)}});
   return b
       .Emit("stablehlo.gather", {x, b.Reshape(rows, {n, 1})},

@@ -12,18 +12,6 @@ namespace {
 using ir::Attribute;
 using ir::ElementType;
 
-Attribute List(const std::vector<int64_t>& v) {
-  std::vector<Attribute> out;
-  for (int64_t x : v) out.push_back(Attribute::Int(x));
-  return Attribute::Array(std::move(out));
-}
-
-std::vector<int64_t> Range(int64_t from, int64_t to) {
-  std::vector<int64_t> v;
-  for (int64_t i = from; i < to; ++i) v.push_back(i);
-  return v;
-}
-
 // idx as si64, negative entries plus `dims` (a scalar or of idx's shape).
 Value Normalize(Builder& b, Value idx, Value dims) {
   idx = b.Convert(idx, ElementType::kSI64);
@@ -43,11 +31,11 @@ struct GatherDims {
 
 Value Gather(Builder& b, Value x, Value idx, const GatherDims& g, const Shape& out) {
   Attribute dnums = Attribute::Struct("stablehlo.gather",
-                                      {{"offset_dims", List(g.offset)},
-                                       {"collapsed_slice_dims", List(g.collapsed)},
-                                       {"operand_batching_dims", List(g.operand_batching)},
-                                       {"start_indices_batching_dims", List(g.indices_batching)},
-                                       {"start_index_map", List(g.start_index_map)},
+                                      {{"offset_dims", IntList(g.offset)},
+                                       {"collapsed_slice_dims", IntList(g.collapsed)},
+                                       {"operand_batching_dims", IntList(g.operand_batching)},
+                                       {"start_indices_batching_dims", IntList(g.indices_batching)},
+                                       {"start_index_map", IntList(g.start_index_map)},
                                        {"index_vector_dim", Attribute::Int(g.index_vector_dim)}});
   return b
       .Emit("stablehlo.gather", {x, idx}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
@@ -70,7 +58,7 @@ Status GatherOp(Node& n) {
   out.insert(out.end(), is.begin(), is.end());
   out.insert(out.end(), xs.begin() + axis + 1, xs.end());
   GatherDims g;
-  g.offset = Range(0, axis);
+  g.offset = IndexRange(0, axis);
   for (int64_t d = axis + q; d < static_cast<int64_t>(out.size()); ++d) g.offset.push_back(d);
   g.collapsed = {axis};
   g.start_index_map = {axis};
@@ -104,8 +92,8 @@ Status GatherElements(Node& n) {
   Value idx = NormalizeFor(b, n.input(1), xs[axis]);
   if (Builder::RankOf(idx) != r) return n.Invalid("indices must have the data's rank");
   GatherDims g;
-  g.collapsed = Range(0, r);
-  g.start_index_map = Range(0, r);
+  g.collapsed = IndexRange(0, r);
+  g.start_index_map = IndexRange(0, r);
   g.index_vector_dim = r;
   g.slice_sizes.assign(r, 1);
   n.SetOutput(0, Gather(b, x, FullIndex(b, idx, axis), g, Builder::ShapeOf(idx)));
@@ -131,11 +119,11 @@ Status GatherND(Node& n) {
   Shape out(is.begin(), is.end() - 1);
   out.insert(out.end(), xs.begin() + bd + k, xs.end());
   GatherDims g;
-  g.offset = Range(q - 1, static_cast<int64_t>(out.size()));
-  g.collapsed = Range(bd, bd + k);
-  g.operand_batching = Range(0, bd);
-  g.indices_batching = Range(0, bd);
-  g.start_index_map = Range(bd, bd + k);
+  g.offset = IndexRange(q - 1, static_cast<int64_t>(out.size()));
+  g.collapsed = IndexRange(bd, bd + k);
+  g.operand_batching = IndexRange(0, bd);
+  g.indices_batching = IndexRange(0, bd);
+  g.start_index_map = IndexRange(bd, bd + k);
   g.index_vector_dim = q - 1;
   g.slice_sizes = xs;
   for (int64_t d = 0; d < bd + k; ++d) g.slice_sizes[d] = 1;
@@ -163,11 +151,11 @@ StatusOr<Value> Scatter(Node& n, Value x, Value idx, Value updates, std::vector<
     return n.Unsupported("reduction '" + reduction + "'");
   }
   Attribute dnums = Attribute::Struct("stablehlo.scatter",
-                                      {{"update_window_dims", List(window)},
-                                       {"inserted_window_dims", List(inserted)},
-                                       {"input_batching_dims", List({})},
-                                       {"scatter_indices_batching_dims", List({})},
-                                       {"scatter_dims_to_operand_dims", List(to_operand)},
+                                      {{"update_window_dims", IntList(window)},
+                                       {"inserted_window_dims", IntList(inserted)},
+                                       {"input_batching_dims", IntList({})},
+                                       {"scatter_indices_batching_dims", IntList({})},
+                                       {"scatter_dims_to_operand_dims", IntList(to_operand)},
                                        {"index_vector_dim", Attribute::Int(index_vector_dim)}});
   ir::Operation* op = b.Emit("stablehlo.scatter", {x, idx, updates}, {x.type()},
                              {{"scatter_dimension_numbers", dnums},
@@ -191,8 +179,8 @@ Status ScatterElements(Node& n) {
   if (Builder::ShapeOf(idx) != Builder::ShapeOf(updates) || Builder::RankOf(idx) != r) {
     return n.Invalid("indices and updates must have one shape of the data's rank");
   }
-  TPUSIM_ASSIGN_OR_RETURN(
-      Value y, Scatter(n, x, FullIndex(b, idx, axis), updates, {}, Range(0, r), Range(0, r), r));
+  TPUSIM_ASSIGN_OR_RETURN(Value y, Scatter(n, x, FullIndex(b, idx, axis), updates, {},
+                                           IndexRange(0, r), IndexRange(0, r), r));
   n.SetOutput(0, y);
   return Status::Ok();
 }
@@ -213,8 +201,8 @@ Status ScatterND(Node& n) {
   std::vector<int64_t> sizes(xs.begin(), xs.begin() + k);
   idx = Normalize(b, idx, b.BroadcastInDim(b.I64s(sizes), is, {q - 1}));
   TPUSIM_ASSIGN_OR_RETURN(
-      Value y, Scatter(n, x, idx, updates, Range(q - 1, static_cast<int64_t>(want.size())),
-                       Range(0, k), Range(0, k), q - 1));
+      Value y, Scatter(n, x, idx, updates, IndexRange(q - 1, static_cast<int64_t>(want.size())),
+                       IndexRange(0, k), IndexRange(0, k), q - 1));
   n.SetOutput(0, y);
   return Status::Ok();
 }

@@ -17,12 +17,6 @@ namespace {
 using ir::Attribute;
 using ir::ElementType;
 
-std::vector<int64_t> Range(int64_t from, int64_t to) {
-  std::vector<int64_t> v;
-  for (int64_t i = from; i < to; ++i) v.push_back(i);
-  return v;
-}
-
 Status MatMul(Node& n) {
   Value x = n.input(0);
   TPUSIM_ASSIGN_OR_RETURN(Value r, NumpyMatMul(n, x, n.input(1), Builder::ElementOf(x)));
@@ -131,7 +125,7 @@ Status ConvTranspose(Node& n) {
   Value k = b.Transpose(b.Reshape(w, grouped), perm);
   Shape forward = {m, c / groups};
   forward.insert(forward.end(), ws.begin() + 2, ws.end());
-  k = b.Reverse(b.Reshape(k, forward), Range(2, 2 + s));
+  k = b.Reverse(b.Reshape(k, forward), IndexRange(2, 2 + s));
   Window win{kernel, std::vector<int64_t>(s, 1), dil, {}, {}};
   for (int64_t i = 0; i < s; ++i) {
     const int64_t edge = (kernel[i] - 1) * dil[i];
@@ -291,7 +285,7 @@ Status GlobalPool(Node& n, std::string_view body, bool mean) {
   if (xs.size() < 3) return n.Invalid("needs an N x C x spatial... input");
   const double lowest = -std::numeric_limits<double>::infinity();
   Value init = b.ScalarLike(x, mean ? 0 : lowest);
-  Value r = b.Reduce(x, init, Range(2, static_cast<int64_t>(xs.size())), body);
+  Value r = b.Reduce(x, init, IndexRange(2, static_cast<int64_t>(xs.size())), body);
   if (mean) {
     const int64_t count = x.type().num_elements() / (xs[0] * xs[1]);
     r = b.Div(r, b.FullLike(r, static_cast<double>(count)));

@@ -22,18 +22,6 @@ namespace {
 using ir::Attribute;
 using ir::ElementType;
 
-Attribute List(const std::vector<int64_t>& v) {
-  std::vector<Attribute> out;
-  for (int64_t x : v) out.push_back(Attribute::Int(x));
-  return Attribute::Array(std::move(out));
-}
-
-std::vector<int64_t> Range(int64_t from, int64_t to) {
-  std::vector<int64_t> v;
-  for (int64_t i = from; i < to; ++i) v.push_back(i);
-  return v;
-}
-
 // stablehlo.gather of x at `idx` [batch..., k] (index_vector_dim last):
 // component j indexes dimension map[j], each collapsed; the other
 // dimensions of x are whole slices, after the batch dimensions.
@@ -49,12 +37,13 @@ Value GatherAt(Builder& b, Value x, Value idx, const std::vector<int64_t>& map) 
     if (std::find(map.begin(), map.end(), d) == map.end()) out.push_back(xs[d]);
   }
   Attribute dnums = Attribute::Struct(
-      "stablehlo.gather", {{"offset_dims", List(Range(batch, static_cast<int64_t>(out.size())))},
-                           {"collapsed_slice_dims", List(collapsed)},
-                           {"operand_batching_dims", List({})},
-                           {"start_indices_batching_dims", List({})},
-                           {"start_index_map", List(map)},
-                           {"index_vector_dim", Attribute::Int(batch)}});
+      "stablehlo.gather",
+      {{"offset_dims", IntList(IndexRange(batch, static_cast<int64_t>(out.size())))},
+       {"collapsed_slice_dims", IntList(collapsed)},
+       {"operand_batching_dims", IntList({})},
+       {"start_indices_batching_dims", IntList({})},
+       {"start_index_map", IntList(map)},
+       {"index_vector_dim", Attribute::Int(batch)}});
   return b
       .Emit("stablehlo.gather", {x, idx}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
             {{"dimension_numbers", dnums},
@@ -417,11 +406,11 @@ Status MaxUnpool(Node& n) {
   Value flat = b.Splat(Builder::ElementOf(x), 0, {total});
   Value at = b.Reshape(b.Convert(idx, ElementType::kSI64), {m, 1});
   Attribute dnums =
-      Attribute::Struct("stablehlo.scatter", {{"update_window_dims", List({})},
-                                              {"inserted_window_dims", List({0})},
-                                              {"input_batching_dims", List({})},
-                                              {"scatter_indices_batching_dims", List({})},
-                                              {"scatter_dims_to_operand_dims", List({0})},
+      Attribute::Struct("stablehlo.scatter", {{"update_window_dims", IntList({})},
+                                              {"inserted_window_dims", IntList({0})},
+                                              {"input_batching_dims", IntList({})},
+                                              {"scatter_indices_batching_dims", IntList({})},
+                                              {"scatter_dims_to_operand_dims", IntList({0})},
                                               {"index_vector_dim", Attribute::Int(1)}});
   ir::Operation* op = b.Emit("stablehlo.scatter", {flat, at, b.Reshape(x, {m})}, {flat.type()},
                              {{"scatter_dimension_numbers", dnums},

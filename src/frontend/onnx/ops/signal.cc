@@ -141,17 +141,12 @@ Value Frames(Builder& b, Value x, int64_t frames, int64_t step, int64_t frame_le
   std::vector<int64_t> starts;
   for (int64_t f = 0; f < frames; ++f) starts.push_back(f * step);
   Value idx = b.Reshape(b.I64s(starts), {frames, 1});
-  auto list = [](const std::vector<int64_t>& v) {
-    std::vector<Attribute> out;
-    for (int64_t e : v) out.push_back(Attribute::Int(e));
-    return Attribute::Array(std::move(out));
-  };
   Attribute dnums =
-      Attribute::Struct("stablehlo.gather", {{"offset_dims", list({1, 2, 3})},
-                                             {"collapsed_slice_dims", list({})},
-                                             {"operand_batching_dims", list({})},
-                                             {"start_indices_batching_dims", list({})},
-                                             {"start_index_map", list({1})},
+      Attribute::Struct("stablehlo.gather", {{"offset_dims", IntList({1, 2, 3})},
+                                             {"collapsed_slice_dims", IntList({})},
+                                             {"operand_batching_dims", IntList({})},
+                                             {"start_indices_batching_dims", IntList({})},
+                                             {"start_index_map", IntList({1})},
                                              {"index_vector_dim", Attribute::Int(1)}});
   const Shape out = {frames, s[0], frame_length, s[2]};
   Value g = b.Emit("stablehlo.gather", {x, idx}, {ir::Type::Tensor(Builder::ElementOf(x), out)},

@@ -9,29 +9,18 @@ namespace {
 
 using ir::Attribute;
 
-std::vector<int64_t> Range(int64_t from, int64_t to) {
-  std::vector<int64_t> v;
-  for (int64_t i = from; i < to; ++i) v.push_back(i);
-  return v;
-}
-
 Attribute ConvNumbers(int64_t spatial) {
-  auto list = [](const std::vector<int64_t>& v) {
-    std::vector<Attribute> out;
-    for (int64_t x : v) out.push_back(Attribute::Int(x));
-    return Attribute::Array(std::move(out));
-  };
-  const std::vector<int64_t> dims = Range(2, 2 + spatial);
+  const std::vector<int64_t> dims = IndexRange(2, 2 + spatial);
   return Attribute::Struct("stablehlo.conv",
                            {{"input_batch_dimension", Attribute::Int(0)},
                             {"input_feature_dimension", Attribute::Int(1)},
-                            {"input_spatial_dimensions", list(dims)},
+                            {"input_spatial_dimensions", IntList(dims)},
                             {"kernel_input_feature_dimension", Attribute::Int(1)},
                             {"kernel_output_feature_dimension", Attribute::Int(0)},
-                            {"kernel_spatial_dimensions", list(dims)},
+                            {"kernel_spatial_dimensions", IntList(dims)},
                             {"output_batch_dimension", Attribute::Int(0)},
                             {"output_feature_dimension", Attribute::Int(1)},
-                            {"output_spatial_dimensions", list(dims)}});
+                            {"output_spatial_dimensions", IntList(dims)}});
 }
 
 }  // namespace
@@ -58,7 +47,7 @@ StatusOr<Value> NumpyMatMul(Node& n, Value x, Value y, ElementType result) {
   yb.insert(yb.end(), ys.end() - 2, ys.end());
   x = b.BroadcastTo(x, xb);
   y = b.BroadcastTo(y, yb);
-  Value r = b.DotGeneral(x, y, Range(0, nb), Range(0, nb), {nb + 1}, {nb}, result);
+  Value r = b.DotGeneral(x, y, IndexRange(0, nb), IndexRange(0, nb), {nb + 1}, {nb}, result);
   Shape out = batch;
   if (!x_vec) out.push_back(xs[xr - 2]);
   if (!y_vec) out.push_back(ys[yr - 1]);
