@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <set>
 
 #include "frontend/onnx/node.h"
+#include "frontend/onnx/ops/window.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::frontend::onnx_import {
@@ -123,17 +123,12 @@ Value GatherRows(Builder& b, Value x, Value rows) {
 // The running sum of v [N] (si64), each element included.
 Value RunningSum(Builder& b, Value v) {
   const int64_t n = Builder::ShapeOf(v)[0];
-  const int64_t pads[2] = {std::max<int64_t>(n - 1, 0), 0};
-  std::vector<uint8_t> bytes(sizeof(pads));
-  std::memcpy(bytes.data(), pads, sizeof(pads));
-  ir::Operation* op =
-      b.Emit("stablehlo.reduce_window", {v, b.ScalarLike(v, 0)}, {v.type()},
-             {{"window_dimensions", I64Array({std::max<int64_t>(n, 1)})},
-              {"window_strides", I64Array({1})},
-              {"base_dilations", I64Array({1})},
-              {"window_dilations", I64Array({1})},
-              {"padding", ir::Attribute::DenseElements(ir::Type::Tensor(ElementType::kSI64, {1, 2}),
-                                                       std::move(bytes))}});
+  ir::Operation* op = b.Emit("stablehlo.reduce_window", {v, b.ScalarLike(v, 0)}, {v.type()},
+                             {{"window_dimensions", I64Array({std::max<int64_t>(n, 1)})},
+                              {"window_strides", I64Array({1})},
+                              {"base_dilations", I64Array({1})},
+                              {"window_dilations", I64Array({1})},
+                              {"padding", Padding({std::max<int64_t>(n - 1, 0)}, {0})}});
   b.AddScalarBody(op, ElementType::kSI64, "add");
   return op->result(0);
 }

@@ -141,9 +141,14 @@ Status ConvTranspose(Node& n) {
   return Status::Ok();
 }
 
-// stablehlo.reduce_window over the spatial dimensions of NC... x.
-Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string_view body) {
-  const Shape& xs = Builder::ShapeOf(x);
+// A reduce_window's attributes for `w` over the spatial dimensions of an
+// NC... input of shape `xs`, and its result's shape.
+struct WindowOp {
+  Shape out;
+  std::vector<ir::NamedAttribute> attrs;
+};
+
+WindowOp WindowOf(const Shape& xs, const Window& w) {
   const int64_t s = static_cast<int64_t>(xs.size()) - 2;
   std::vector<int64_t> dims = {1, 1}, strides = {1, 1}, dil = {1, 1}, low = {0, 0}, high = {0, 0};
   Shape out = {xs[0], xs[1]};
@@ -157,13 +162,20 @@ Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string
     const int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
     out.push_back(in < span ? 0 : (in - span) / w.strides[i] + 1);
   }
-  ir::Operation* op =
-      b.Emit("stablehlo.reduce_window", {x, init}, {ir::Type::Tensor(Builder::ElementOf(x), out)},
-             {{"window_dimensions", I64Array(dims)},
-              {"window_strides", I64Array(strides)},
-              {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
-              {"window_dilations", I64Array(dil)},
-              {"padding", Padding(low, high)}});
+  return {out,
+          {{"window_dimensions", I64Array(dims)},
+           {"window_strides", I64Array(strides)},
+           {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
+           {"window_dilations", I64Array(dil)},
+           {"padding", Padding(low, high)}}};
+}
+
+// stablehlo.reduce_window over the spatial dimensions of NC... x.
+Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string_view body) {
+  const Shape& xs = Builder::ShapeOf(x);
+  const WindowOp win = WindowOf(xs, w);
+  ir::Operation* op = b.Emit("stablehlo.reduce_window", {x, init},
+                             {ir::Type::Tensor(Builder::ElementOf(x), win.out)}, win.attrs);
   b.AddScalarBody(op, Builder::ElementOf(x), body);
   return op->result(0);
 }
@@ -174,31 +186,14 @@ Value ReduceWindow(Builder& b, Value x, Value init, const Window& w, std::string
 // (lowest, x's size), an index no element has.
 std::pair<Value, Value> MaxAndIndex(Builder& b, Value x, double lowest, const Window& w) {
   const Shape& xs = Builder::ShapeOf(x);
-  const int64_t s = static_cast<int64_t>(xs.size()) - 2;
   const int64_t size = x.type().num_elements();
   Value idx = b.Reshape(b.Iota({size}, 0, ElementType::kSI64), xs);
-  std::vector<int64_t> dims = {1, 1}, strides = {1, 1}, dil = {1, 1}, low = {0, 0}, high = {0, 0};
-  Shape out = {xs[0], xs[1]};
-  for (int64_t i = 0; i < s; ++i) {
-    dims.push_back(w.kernel[i]);
-    strides.push_back(w.strides[i]);
-    dil.push_back(w.dilations[i]);
-    low.push_back(w.low[i]);
-    high.push_back(w.high[i]);
-    const int64_t in = xs[2 + i] + w.low[i] + w.high[i];
-    const int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
-    out.push_back(in < span ? 0 : (in - span) / w.strides[i] + 1);
-  }
+  const WindowOp win = WindowOf(xs, w);
   const ElementType e = Builder::ElementOf(x);
   ir::Operation* op = b.Emit(
       "stablehlo.reduce_window",
       {x, idx, b.ScalarLike(x, lowest), b.Scalar(ElementType::kSI64, static_cast<double>(size))},
-      {ir::Type::Tensor(e, out), ir::Type::Tensor(ElementType::kSI64, out)},
-      {{"window_dimensions", I64Array(dims)},
-       {"window_strides", I64Array(strides)},
-       {"base_dilations", I64Array(std::vector<int64_t>(s + 2, 1))},
-       {"window_dilations", I64Array(dil)},
-       {"padding", Padding(low, high)}});
+      {ir::Type::Tensor(e, win.out), ir::Type::Tensor(ElementType::kSI64, win.out)}, win.attrs);
   const ir::Type sv = ir::Type::Tensor(e, {}), si = ir::Type::Tensor(ElementType::kSI64, {});
   b.AddRegion(op, {sv, si, sv, si}, [&](const std::vector<Value>& a) {
     Value larger = b.Compare("GT", a[0], a[2]);

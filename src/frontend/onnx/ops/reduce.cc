@@ -5,11 +5,11 @@
 // none means all, unless noop_with_empty_axes.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <numeric>
 
 #include "frontend/onnx/node.h"
+#include "frontend/onnx/ops/window.h"
 
 namespace tpusim::frontend::onnx_import {
 namespace {
@@ -346,13 +346,11 @@ Status Lrn(Node& n) {
   const int64_t r = static_cast<int64_t>(xs.size());
   std::vector<int64_t> window(r, 1), ones(r, 1);
   window[1] = size;
-  std::vector<int64_t> pads(2 * r, 0);
-  pads[2] = (size - 1) / 2;
-  pads[3] = size - 1 - (size - 1) / 2;
-  std::vector<uint8_t> bytes(pads.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), pads.data(), bytes.size());
-  ir::Attribute padding =
-      ir::Attribute::DenseElements(ir::Type::Tensor(ElementType::kSI64, {r, 2}), std::move(bytes));
+  // The channel window centred, its larger half after.
+  std::vector<int64_t> low(r, 0), high(r, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  ir::Attribute padding = Padding(low, high);
   Value sq = b.Mul(x, x);
   ir::Operation* op = b.Emit("stablehlo.reduce_window", {sq, b.ScalarLike(x, 0)}, {sq.type()},
                              {{"window_dimensions", I64Array(window)},
@@ -379,13 +377,10 @@ Status CumSum(Node& n) {
   if (reverse) x = b.Reverse(x, {axis});
   // A running sum: a window of the whole axis ending at each element.
   const int64_t len = Builder::ShapeOf(x)[axis];
-  std::vector<int64_t> window(rank, 1), ones(rank, 1), pads(2 * rank, 0);
+  std::vector<int64_t> window(rank, 1), ones(rank, 1), low(rank, 0);
   window[axis] = std::max<int64_t>(len, 1);
-  pads[2 * axis] = std::max<int64_t>(len - 1, 0);
-  std::vector<uint8_t> bytes(pads.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), pads.data(), bytes.size());
-  ir::Attribute padding = ir::Attribute::DenseElements(
-      ir::Type::Tensor(ElementType::kSI64, {rank, 2}), std::move(bytes));
+  low[axis] = std::max<int64_t>(len - 1, 0);
+  ir::Attribute padding = Padding(low, std::vector<int64_t>(rank, 0));
   ir::Operation* op = b.Emit("stablehlo.reduce_window", {x, b.ScalarLike(x, 0)}, {x.type()},
                              {{"window_dimensions", I64Array(window)},
                               {"window_strides", I64Array(ones)},
