@@ -57,6 +57,12 @@ Tensor::Buffer::~Buffer() {
 }
 
 StatusOr<Tensor> Tensor::Allocate(const ir::Type& type) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, AllocateUninitialized(type));
+  std::memset(t.mutable_raw(), 0, static_cast<size_t>(t.size_bytes_));
+  return t;
+}
+
+StatusOr<Tensor> Tensor::AllocateUninitialized(const ir::Type& type) {
   TPUSIM_ASSIGN_OR_RETURN(int64_t bytes,
                           CheckedByteSize(type.shape(), ir::StorageBytes(type.element())));
   int64_t total = InUse().fetch_add(bytes) + bytes;
@@ -74,7 +80,6 @@ StatusOr<Tensor> Tensor::Allocate(const ir::Type& type) {
   if (buffer->data == nullptr) {
     return ResourceExhausted(type.ToString() + ": host allocation of " + Gib(bytes) + " failed");
   }
-  std::memset(buffer->data, 0, alloc == 0 ? 64 : alloc);
   Tensor t;
   t.valid_ = true;
   t.type_ = type.WithDefaultLayout();

@@ -39,6 +39,9 @@ class Tensor {
   // row-major arrays, and layouts only say how the TPU would store them.
   // REQUIRES: type.is_tensor().
   static StatusOr<Tensor> Allocate(const ir::Type& type);
+  // As Allocate, but the contents are unspecified: for ops that write every
+  // element, which would otherwise pay for zeroing memory twice.
+  static StatusOr<Tensor> AllocateUninitialized(const ir::Type& type);
   // The value of a dense elements attribute (splats are expanded).
   static StatusOr<Tensor> FromAttribute(const ir::Attribute& dense);
   static Tensor Tuple(std::vector<Tensor> elements);
@@ -59,6 +62,10 @@ class Tensor {
   const T* data() const { return reinterpret_cast<const T*>(raw()); }
   template <typename T>
   T* mutable_data() { return reinterpret_cast<T*>(mutable_raw()); }
+
+  // True when no other Tensor shares this one's storage: an op that was
+  // handed the only reference may write its result into it in place.
+  bool unique_storage() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
 
   // REQUIRES: type().is_tuple().
   const std::vector<Tensor>& tuple_elements() const { return tuple_; }
