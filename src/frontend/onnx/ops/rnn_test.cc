@@ -3,119 +3,32 @@
 // layouts), the loop's shape (one while, not unrolled; the input projection
 // hoisted out of it), and the refusal of an unknown activation.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "frontend/onnx/testing/one_node_model.h"
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/onnx/importer.h"
-#include "tpusim/ir/ir.h"
-#include "tpusim/verify/verifier.h"
 
 namespace tpusim::frontend {
 namespace {
 
-// A float (or, with ints, int32) tensor: a graph input when `fed`, else an
-// initializer.
-struct Arg {
-  std::string name;
-  std::vector<int64_t> dims;
-  std::vector<float> floats;
-  std::vector<int32_t> ints;
-  bool fed = false;
-};
+using onnx_testing::Arg;
+using onnx_testing::F32;
+using onnx_testing::IntAttr;
+using onnx_testing::StringAttr;
+using onnx_testing::StringsAttr;
+using onnx_testing::Values;
 
-void SetType(onnx::ValueInfoProto* v, const std::string& name, int elem,
-             const std::vector<int64_t>& dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-// A model of one `op` node; `args` in the op's input order (an empty name
-// for an absent input), `outputs` with their shapes.
+// A model of one `op` node of opset 14; `args` in the op's input order.
 std::string Model(const std::string& op, const std::vector<Arg>& args,
-                  const std::vector<std::pair<std::string, std::vector<int64_t>>>& outputs,
+                  const std::vector<onnx_testing::Out>& outputs,
                   const std::vector<onnx::AttributeProto>& attrs) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(14);
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("rnn_test");
-  onnx::NodeProto* node = g->add_node();
-  node->set_op_type(op);
-  for (const Arg& a : args) {
-    node->add_input(a.name);
-    if (a.name.empty()) continue;
-    const int elem = a.ints.empty() ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT32;
-    if (a.fed) {
-      SetType(g->add_input(), a.name, elem, a.dims);
-      continue;
-    }
-    onnx::TensorProto* t = g->add_initializer();
-    t->set_name(a.name);
-    t->set_data_type(elem);
-    for (int64_t d : a.dims) t->add_dims(d);
-    for (float f : a.floats) t->add_float_data(f);
-    for (int32_t i : a.ints) t->add_int32_data(i);
-  }
-  for (const auto& [name, dims] : outputs) {
-    node->add_output(name);
-    SetType(g->add_output(), name, onnx::TensorProto::FLOAT, dims);
-  }
-  for (const onnx::AttributeProto& a : attrs) *node->add_attribute() = a;
-  return m.SerializeAsString();
-}
-
-onnx::AttributeProto IntAttr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
-onnx::AttributeProto StringAttr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(v);
-  return a;
-}
-
-onnx::AttributeProto StringsAttr(const std::string& name, const std::vector<std::string>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRINGS);
-  for (const std::string& s : v) a.add_strings(s);
-  return a;
+  return onnx_testing::OneNodeModel(op, 14, args, outputs, attrs);
 }
 
 StatusOr<std::unique_ptr<ir::Module>> Import(const std::string& bytes) {
-  TPUSIM_ASSIGN_OR_RETURN(auto module, ImportOnnx(bytes, "rnn_test.onnx", {}));
-  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
-  return module;
-}
-
-Tensor F32(const std::vector<int64_t>& dims, const std::vector<float>& v) {
-  Tensor t = Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kF32, dims)).value();
-  std::memcpy(t.mutable_raw(), v.data(), v.size() * sizeof(float));
-  return t;
-}
-
-Tensor I32(const std::vector<int64_t>& dims, const std::vector<int32_t>& v) {
-  Tensor t = Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kSI32, dims)).value();
-  std::memcpy(t.mutable_raw(), v.data(), v.size() * sizeof(int32_t));
-  return t;
-}
-
-std::vector<float> Floats(const Tensor& t) {
-  std::vector<float> out(t.num_elements());
-  std::memcpy(out.data(), t.raw(), out.size() * sizeof(float));
-  return out;
+  return onnx_testing::ImportVerified(bytes, "rnn_test.onnx");
 }
 
 // A bidirectional RNN of one unit, h = x + h/2 (Affine activations: exact),
@@ -126,6 +39,7 @@ std::vector<float> Floats(const Tensor& t) {
 void CheckLengths(int64_t layout) {
   constexpr int64_t T = 4, B = 2;
   const std::vector<int32_t> lens = {4, 2};
+  const std::vector<int64_t> lens64(lens.begin(), lens.end());
   auto x_at = [](int64_t t, int64_t b) { return static_cast<float>(t + 1 + 10 * b); };
   std::vector<float> x(T * B);
   for (int64_t t = 0; t < T; ++t) {
@@ -143,17 +57,18 @@ void CheckLengths(int64_t layout) {
        {"W", {2, 1, 1}, {1, 1}},
        {"R", {2, 1, 1}, {0.5f, 0.5f}},
        {""},
-       {"sequence_lens", {B}, {}, lens, true}},
+       {"sequence_lens", {B}, {}, lens64, true, onnx::TensorProto::INT32}},
       {{"Y", y_dims}, {"Y_h", h_dims}},
       {IntAttr("hidden_size", 1), IntAttr("layout", layout),
        StringAttr("direction", "bidirectional"), StringsAttr("activations", {"Affine", "Affine"})});
   auto module = Import(bytes);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   exec::Interpreter interpreter(**module, ops::EvalOptions{});
-  const std::vector<Tensor> inputs = {F32(x_dims, x), I32({B}, lens)};
+  const std::vector<Tensor> inputs = {F32(x_dims, x),
+                                      onnx_testing::TensorOf(ir::ElementType::kSI32, {B}, lens)};
   auto r = interpreter.Run("main", inputs);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const std::vector<float> y = Floats((*r)[0]), y_h = Floats((*r)[1]);
+  const std::vector<float> y = Values<float>((*r)[0]), y_h = Values<float>((*r)[1]);
   for (int64_t b = 0; b < B; ++b) {
     std::vector<float> want(2 * T, 0.0f);  // [direction][t]
     float h = 0;

@@ -4,115 +4,29 @@
 // in column-major order with N and C counted, and Scan opset 8 over a batch
 // of two with a reversed scan input.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "frontend/onnx/testing/one_node_model.h"
 #include "tpusim/exec/interpreter.h"
-#include "tpusim/frontend/onnx/importer.h"
-#include "tpusim/ir/ir.h"
-#include "tpusim/verify/verifier.h"
 
 namespace tpusim::frontend {
 namespace {
 
-using Dims = std::vector<int64_t>;
-
-void SetType(onnx::ValueInfoProto* v, const std::string& name, int elem, const Dims& dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-// A graph input (`fed`) or an initializer of floats or, with `ints`, int64s.
-struct Arg {
-  std::string name;
-  Dims dims;
-  std::vector<float> floats;
-  std::vector<int64_t> ints;
-  bool fed = false;
-};
-
-struct Out {
-  std::string name;
-  Dims dims;
-  int elem = onnx::TensorProto::FLOAT;
-};
+using onnx_testing::Dims;
+using onnx_testing::F32;
+using onnx_testing::IntAttr;
+using onnx_testing::IntsAttr;
+using onnx_testing::StringAttr;
+using onnx_testing::Values;
 
 StatusOr<std::unique_ptr<ir::Module>> Import(const std::string& op, int opset,
-                                             const std::vector<Arg>& args,
-                                             const std::vector<Out>& outs,
+                                             const std::vector<onnx_testing::Arg>& args,
+                                             const std::vector<onnx_testing::Out>& outs,
                                              const std::vector<onnx::AttributeProto>& attrs) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(opset);
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("sampling_test");
-  onnx::NodeProto* node = g->add_node();
-  node->set_op_type(op);
-  for (const Arg& a : args) {
-    node->add_input(a.name);
-    if (a.name.empty()) continue;
-    const int elem = a.ints.empty() ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64;
-    if (a.fed) {
-      SetType(g->add_input(), a.name, elem, a.dims);
-      continue;
-    }
-    onnx::TensorProto* t = g->add_initializer();
-    t->set_name(a.name);
-    t->set_data_type(elem);
-    for (int64_t d : a.dims) t->add_dims(d);
-    for (float f : a.floats) t->add_float_data(f);
-    for (int64_t i : a.ints) t->add_int64_data(i);
-  }
-  for (const Out& o : outs) {
-    node->add_output(o.name);
-    SetType(g->add_output(), o.name, o.elem, o.dims);
-  }
-  for (const onnx::AttributeProto& a : attrs) *node->add_attribute() = a;
-  TPUSIM_ASSIGN_OR_RETURN(auto module, ImportOnnx(m.SerializeAsString(), "sampling_test.onnx", {}));
-  TPUSIM_RETURN_IF_ERROR(verify::VerifyModule(*module));
-  return module;
-}
-
-onnx::AttributeProto Attr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
-onnx::AttributeProto Attr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(v);
-  return a;
-}
-
-onnx::AttributeProto Attr(const std::string& name, const Dims& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a.add_ints(x);
-  return a;
-}
-
-Tensor F32(const Dims& dims, const std::vector<float>& v) {
-  Tensor t = Tensor::Allocate(ir::Type::Tensor(ir::ElementType::kF32, dims)).value();
-  std::memcpy(t.mutable_raw(), v.data(), v.size() * sizeof(float));
-  return t;
-}
-
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  std::vector<T> out(t.num_elements());
-  std::memcpy(out.data(), t.raw(), out.size() * sizeof(T));
-  return out;
+  return onnx_testing::ImportVerified(onnx_testing::OneNodeModel(op, opset, args, outs, attrs),
+                                      "sampling_test.onnx");
 }
 
 StatusOr<std::vector<Tensor>> Evaluate(const ir::Module& module,
@@ -133,8 +47,8 @@ void CheckRoiAlign(const std::string& mode, const std::vector<float>& want) {
                         {"rois", {2, 4}, {0.4f, 0.6f, 4.4f, 3.1f, 3, 3, 7.5f, 6.5f}},
                         {"batch_indices", {2}, {}, {0, 0}}},
                        {{"Y", {2, 1, 2, 2}}},
-                       {Attr("mode", mode), Attr("output_height", 2), Attr("output_width", 2),
-                        Attr("sampling_ratio", 0)});
+                       {StringAttr("mode", mode), IntAttr("output_height", 2),
+                        IntAttr("output_width", 2), IntAttr("sampling_ratio", 0)});
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   auto r = Evaluate(**module, {F32({1, 1, 6, 6}, x)});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -158,7 +72,7 @@ TEST(OnnxSamplingTest, RoiAlignAdaptiveNeedsKnownBoxes) {
                        {{"X", {1, 1, 6, 6}, {}, {}, true},
                         {"rois", {1, 4}, {}, {}, true},
                         {"batch_indices", {1}, {}, {0}}},
-                       {{"Y", {1, 1, 2, 2}}}, {Attr("sampling_ratio", 0)});
+                       {{"Y", {1, 1, 2, 2}}}, {IntAttr("sampling_ratio", 0)});
   ASSERT_FALSE(module.ok());
   EXPECT_NE(module.status().ToString().find("rois"), std::string::npos)
       << module.status().ToString();
@@ -174,7 +88,7 @@ TEST(OnnxSamplingTest, MaxPoolIndices3dColumnMajor) {
   for (int64_t order : {0, 1}) {
     auto module = Import("MaxPool", 12, {{"X", {1, 2, 2, 2, 2}, {}, {}, true}},
                          {{"Y", {1, 2, 1, 1, 1}}, {"I", {1, 2, 1, 1, 1}, onnx::TensorProto::INT64}},
-                         {Attr("kernel_shape", Dims{2, 2, 2}), Attr("storage_order", order)});
+                         {IntsAttr("kernel_shape", {2, 2, 2}), IntAttr("storage_order", order)});
     ASSERT_TRUE(module.ok()) << module.status().ToString();
     auto r = Evaluate(**module, {F32({1, 2, 2, 2, 2}, x)});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -192,8 +106,8 @@ TEST(OnnxSamplingTest, Scan8BatchReversed) {
   body.set_type(onnx::AttributeProto::GRAPH);
   onnx::GraphProto* g = body.mutable_g();
   g->set_name("body");
-  SetType(g->add_input(), "s", onnx::TensorProto::FLOAT, {1});
-  SetType(g->add_input(), "a", onnx::TensorProto::FLOAT, {1});
+  onnx_testing::SetType(g->add_input(), "s", onnx::TensorProto::FLOAT, {1});
+  onnx_testing::SetType(g->add_input(), "a", onnx::TensorProto::FLOAT, {1});
   onnx::NodeProto* add = g->add_node();
   add->set_op_type("Add");
   add->add_input("s");
@@ -203,13 +117,13 @@ TEST(OnnxSamplingTest, Scan8BatchReversed) {
   copy->set_op_type("Identity");
   copy->add_input("s2");
   copy->add_output("y");
-  SetType(g->add_output(), "s2", onnx::TensorProto::FLOAT, {1});
-  SetType(g->add_output(), "y", onnx::TensorProto::FLOAT, {1});
+  onnx_testing::SetType(g->add_output(), "s2", onnx::TensorProto::FLOAT, {1});
+  onnx_testing::SetType(g->add_output(), "y", onnx::TensorProto::FLOAT, {1});
   auto module = Import(
       "Scan", 8,
       {{"lens", {2}, {}, {3, 3}}, {"init", {2, 1}, {}, {}, true}, {"x", {2, 3, 1}, {}, {}, true}},
       {{"final", {2, 1}}, {"ys", {2, 3, 1}}},
-      {body, Attr("num_scan_inputs", 1), Attr("directions", Dims{1})});
+      {body, IntAttr("num_scan_inputs", 1), IntsAttr("directions", {1})});
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   auto r = Evaluate(**module, {F32({2, 1}, {0, 100}), F32({2, 3, 1}, {1, 2, 3, 4, 5, 6})});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
