@@ -100,9 +100,17 @@ def signature(mlir_text):
 
 def make_inputs(spec, sig, seed=0, step=1, moments="zero"):
     """Inputs for the step's parameters `sig`, by name: weights N(0, 0.02),
-    norm gains 1 + N(0, 0.1), biases and positions N(0, 0.02); first and
-    second moments zero (`moments` "zero") or random, m N(0, 1e-3) and
-    v U(0, 1e-6) ("random"); tokens and targets uniform over the vocabulary."""
+    norm gains 1 + N(0, 0.1), biases and positions N(0, 0.02); tokens and
+    targets uniform over the vocabulary; the optimizer's state by `moments`:
+
+      "zero"    m and v zero: a first step. AdamW's update is then
+                g / (|g| + eps), +-1 wherever |g| >> eps: a gradient near
+                zero flips with its rounding, so updated parameters match
+                only to ~lr;
+      "grad"    m zero (the new m is 0.1 x the gradient: a gradient check),
+                v uniform in [1e-7, 1e-6] (the update smooth in g);
+      "random"  m N(0, 1e-3), v uniform in [0, 1e-6].
+    """
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape, element in sig:
@@ -112,11 +120,12 @@ def make_inputs(spec, sig, seed=0, step=1, moments="zero"):
         elif name == "step":
             out[name] = np.array(step, dtype=np.float32)
         elif name.startswith("m_"):
-            out[name] = (np.zeros(shape, np.float32) if moments == "zero" else
+            out[name] = (np.zeros(shape, np.float32) if moments in ("zero", "grad") else
                          (rng.standard_normal(shape) * 1e-3).astype(np.float32))
         elif name.startswith("v_"):
+            low = 1e-7 if moments == "grad" else 0.0
             out[name] = (np.zeros(shape, np.float32) if moments == "zero" else
-                         (rng.random(shape) * 1e-6).astype(np.float32))
+                         rng.uniform(low, 1e-6, shape).astype(np.float32))
         elif base in ("norm1", "norm2", "final_norm"):
             out[name] = (1 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
         else:
@@ -307,8 +316,8 @@ def rel(a, b, floor=0.0):
 
 def compare(twin_loss, twin_res, tpu_res):
     """Differences of the twin from tpusim: the loss's relative difference,
-    and per group (params; m_, the gradients scaled by 1 - beta1 where the
-    moments were zero; v_) the largest per-tensor rel() with its tensor's
+    and per group (params; m_, the gradients scaled by 1 - beta1 where m
+    was zero; v_) the largest per-tensor rel() with its tensor's
     name. A tensor is measured against at least 1e-4 of its group's largest
     value: the key bias's gradient is zero in exact arithmetic (softmax
     ignores a shift common to a row's scores), so both sides hold rounding
