@@ -178,7 +178,8 @@ def header():
                          text=True).stdout.strip()
     say(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load average "
         f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    say(f"tpusim: {tpusim} ({version}); tree at {rev[:90]}")
+    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(tpusim)))
+    say(f"tpusim: {tpusim} ({version}, built {built}); tree at {rev[:90]}")
     say(f"threads: {ARGS.threads} (torch.get_num_threads() = {torch.get_num_threads()}, "
         f"OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = {ARGS.threads}, inherited by tpusim)")
     coretype = os.environ.get("OPENBLAS_CORETYPE")
@@ -393,6 +394,7 @@ def bench_model(key):
     arrays = tt.make_inputs(spec, sig, seed=0, step=10, moments="grad")
     paths = tt.write_inputs(arrays, sig, os.path.join(d, "inputs"))
     inputs = [a for p in paths for a in ("--input", p)]
+    kept = {}  # by dtype: both sides' loss and new first moments (0.1 x the gradients)
     for dt in dtypes:
         if [s[:2] for s in sigs[dt]] != [s[:2] for s in sig]:
             raise RuntimeError(f"{key}: the {dt} step's parameters differ from the {dtypes[0]} one's")
@@ -431,6 +433,9 @@ def bench_model(key):
             diffs = tt.compare(twin.loss, twin.res, res)
             if n == "reference":
                 ref_wall = best.wall
+                kept[dt] = {side: {k: v for k, v in r.items() if k == "loss" or k.startswith("m_")}
+                            for side, r in (("tpusim", res), ("PyTorch", twin.res))}
+                kept[dt]["PyTorch"]["loss"] = np.array(twin.loss)
                 check = ""
                 if dt == "f32":
                     ok = diffs["loss"] <= 1e-4 and diffs["params"][0] <= 1e-4
@@ -454,6 +459,14 @@ def bench_model(key):
             gc.collect()
         del twin
         gc.collect()
+    if "f32" in kept and "bf16" in kept:
+        say(f"{key}: bf16 activations against f32, each side against itself (gradients: the new m):")
+        for side in ("tpusim", "PyTorch"):
+            a, b = kept["bf16"][side], kept["f32"][side]
+            floor = 1e-4 * max(float(np.max(np.abs(b[n]))) for n in b if n != "loss")
+            worst = max((tt.rel(a[n], b[n], floor), n) for n in b if n != "loss")
+            say(f"   {side:7s}: loss rel {abs(float(a['loss']) / float(b['loss']) - 1):.1e}, "
+                f"gradients max rel {worst[0]:.1e} ({worst[1][2:]})")
     say()
 
 
