@@ -92,7 +92,23 @@ expect_exit 2 "unknown input name" "$tpusim" run add.mlir --input zz=a.npy --out
 expect_exit 2 "too many inputs" "$tpusim" run add.mlir --input a.npy --input a.npy --input a.npy --output-dir e8
 expect_exit 2 "unknown flag" "$tpusim" run add.mlir --bogus
 expect_exit 2 "bad numerics" "$tpusim" run add.mlir --numerics fast
-for d in e1 e2 e3 e4 e5 e6 e7 e8; do
+# A program whose values fit each device's HBM but not the host's memory
+# (8 devices of a slice holding 32 GiB each, twice) is refused before any
+# input is made, and says what it needs.
+cat >huge.mlir <<'MLIR'
+func.func @main(%x: tensor<65536x131072xf32>) -> tensor<65536x131072xf32> {
+  %0 = stablehlo.negate %x : tensor<65536x131072xf32>
+  return %0 : tensor<65536x131072xf32>
+}
+MLIR
+expect_exit 2 "values past host memory" "$tpusim" run huge.mlir --slice v5p-16 --mesh data=8 \
+  --random-inputs --output-dir e9
+grep -q 'needs about 512 GiB of host memory (arguments 256 GiB, 8 devices)' stderr.txt ||
+  fail "values past host memory: $(cat stderr.txt)"
+"$tpusim" run add.mlir --random-inputs --output-dir r3 >stdout.txt
+grep -q '^host memory: about 72 B for the values at their peak (arguments 48 B)$' stdout.txt ||
+  fail "a values run does not state its host memory need"
+for d in e1 e2 e3 e4 e5 e6 e7 e8 e9; do
   [[ -z $(ls -A "$d" 2>/dev/null) ]] || fail "$d: output files left after an error"
 done
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/arg_shapes.h"
+#include "runtime/host_memory.h"
 #include "runtime/onnx_program.h"
 #include "runtime/progress_line.h"
 #include "runtime/run_devices.h"
@@ -12,6 +13,7 @@
 #include "runtime/sharding_flags.h"
 #include "runtime/slice_setup.h"
 #include "runtime/steps.h"
+#include "tpusim/base/bytes.h"
 #include "tpusim/base/text.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/io/file.h"
@@ -249,6 +251,31 @@ Status ReportStopped(const Prepared& p, timing::Timeline timeline, const RunOpti
 
 bool IsStop(const Status& status) { return status.code() == StatusCode::kCancelled; }
 
+// Says what the values will take of the host's memory before any input is
+// made (or, `args_made`, with the inputs alone made), and refuses a run that
+// cannot fit: the devices a process runs each hold their own values at once.
+Status CheckHostNeed(const Prepared& p, const RunOptions& options, bool args_made, bool speaks,
+                     std::FILE* out) {
+  const ir::Function* f = p.program().Lookup(p.f->name());
+  if (f == nullptr) return Status::Ok();
+  const HostNeed one = HostPeakBytes(p.program(), *f);
+  int64_t devices = 1;
+  if (p.multi_device()) {
+    const int processes = options.world ? options.world->size() : 1;
+    devices = (p.grid.size() + processes - 1) / processes;
+  }
+  std::string what = "arguments " + FormatBinaryBytes(one.argument_bytes * devices);
+  if (devices > 1) what += ", " + std::to_string(devices) + " devices";
+  const int64_t need = one.peak_bytes * devices;
+  TPUSIM_RETURN_IF_ERROR(
+      CheckHostMemory(args_made ? need - one.argument_bytes * devices : need, what));
+  if (speaks) {
+    std::fprintf(out, "host memory: about %s for the values at their peak (%s)\n",
+                 FormatBinaryBytes(need).c_str(), what.c_str());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunProgram(const RunOptions& given, std::FILE* out) {
@@ -270,6 +297,9 @@ Status RunProgram(const RunOptions& given, std::FILE* out) {
   // Under mpirun every process computes alike; process 0 alone speaks.
   const bool speaks = options.world == nullptr || options.world->primary();
   if (speaks) std::fputs(DeviceLine(*p).c_str(), out);
+  if (!options.timing_only) {
+    TPUSIM_RETURN_IF_ERROR(CheckHostNeed(*p, options, /*args_made=*/false, speaks, out));
+  }
   std::optional<timing::Timeline> timeline;
   if (options.timing_only) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, TimeStatically(*p, options));
@@ -292,8 +322,8 @@ Status RunProgram(const RunOptions& given, std::FILE* out) {
     TPUSIM_ASSIGN_OR_RETURN(timeline, RunSteps(*p->f, options, step, out));
     if (!timeline) return Status::Ok();  // the checkpoint was at the last step
   } else if (p->multi_device()) {
-    Status run = RunOnDevices(p->program(), *p->module, *p->f, options, p->chip, p->grid,
-                              p->pod(), timeline, out);
+    Status run = RunOnDevices(p->program(), *p->module, *p->f, options, p->chip, p->grid, p->pod(),
+                              timeline, out);
     if (IsStop(run) && timeline) return ReportStopped(*p, *std::move(timeline), options, run, out);
     TPUSIM_RETURN_IF_ERROR(run);
   } else {
@@ -349,6 +379,7 @@ StatusOr<Execution> Execute(std::unique_ptr<ir::Module> module, std::vector<Tens
     TPUSIM_ASSIGN_OR_RETURN(
         args[i], ConvertInput(args[i], types[i], InputLabel(*p->f, static_cast<int>(i))));
   }
+  TPUSIM_RETURN_IF_ERROR(CheckHostNeed(*p, options, /*args_made=*/true, /*speaks=*/false, nullptr));
   timing::Timeline timeline(p->chip, options.overlap, p->pod() ? &p->pod()->slice() : nullptr);
   TPUSIM_ASSIGN_OR_RETURN(
       std::vector<Tensor> results,
