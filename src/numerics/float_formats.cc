@@ -230,45 +230,7 @@ void StoreRaw(T v, uint8_t* p) {
 
 }  // namespace
 
-uint16_t FloatToBf16(float f) {
-  uint32_t b = FloatToBits(f);
-  if (std::isnan(f)) return static_cast<uint16_t>((b >> 16) | 0x40);
-  uint32_t lsb = (b >> 16) & 1;
-  return static_cast<uint16_t>((b + 0x7FFF + lsb) >> 16);
-}
-
-float Bf16ToFloat(uint16_t bits) { return BitsToFloat(uint32_t{bits} << 16); }
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x = FloatToBits(f);
-  auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  x &= 0x7FFFFFFF;
-  if (x > 0x7F800000) return sign | 0x7E00 | ((x >> 13) & 0x3FF);  // quiet NaN
-  if (x >= 0x477FF000) return sign | 0x7C00;  // >= 65520 rounds to infinity
-  if (x < 0x38800000) {
-    // Below 2^-14 the result is subnormal; adding 0.5 puts its quantum
-    // (2^-24) at the float's last place, so the FPU's own RNE rounds it.
-    float r = BitsToFloat(x) + 0.5f;
-    return sign | static_cast<uint16_t>(FloatToBits(r) - 0x3F000000);
-  }
-  uint32_t odd = (x >> 13) & 1;
-  x += (static_cast<uint32_t>(15 - 127) << 23) + 0xFFF + odd;
-  return sign | static_cast<uint16_t>(x >> 13);
-}
-
 uint16_t DoubleToHalf(double d) { return EncodeSmallFloat(ElementType::kF16, d); }
-
-float HalfToFloat(uint16_t bits) {
-  uint32_t sign = uint32_t{bits & 0x8000u} << 16;
-  uint32_t exp = (bits >> 10) & 0x1F;
-  uint32_t mant = bits & 0x3FF;
-  if (exp == 0x1F) return BitsToFloat(sign | 0x7F800000 | (mant << 13));
-  if (exp == 0) {
-    float mag = static_cast<float>(mant) * 0x1p-24f;  // exact
-    return sign ? -mag : mag;
-  }
-  return BitsToFloat(sign | ((exp + 112) << 23) | (mant << 13));
-}
 
 uint16_t EncodeSmallFloat(ElementType t, double v) {
   if (t == ElementType::kF8E8M0FNU) return EncodeE8M0(v);
@@ -292,6 +254,51 @@ uint16_t EncodeSmallFloat(ElementType t, double v) {
   }
   if (r == 0 && f.nan == NanStyle::kNegZero) return 0;  // no negative zero
   return sign | EncodeMagnitude(f, r);
+}
+
+SmallFloatEncoder::SmallFloatEncoder(ElementType t) {
+  Format f = FormatOf(t);
+  shift_ = static_cast<uint32_t>(23 - f.mbits);
+  rebias_ = static_cast<uint32_t>(f.bias - 127) << 23;
+  round_half_ = (1u << (shift_ - 1)) - 1;
+  min_normal_ = FloatToBits(std::ldexp(1.0f, 1 - f.bias));
+  magic_ = std::ldexp(1.0f, 24 - f.bias - f.mbits);
+  magic_bits_ = FloatToBits(magic_);
+  sign_shift_ = static_cast<uint32_t>(SignShift(f));
+  sign_mask_ = ~0u;
+  zero_sign_mask_ = ~0u;
+  nan_sign_mask_ = ~0u;
+  const uint32_t all_ones = (uint32_t{ExpMask(f)} << f.mbits) | MantMask(f);
+  max_finite_ = all_ones;
+  switch (f.nan) {
+    case NanStyle::kIeee:
+      max_finite_ = (uint32_t{ExpMask(f)} - 1) << f.mbits | MantMask(f);
+      overflow_ = uint32_t{ExpMask(f)} << f.mbits;  // infinity
+      break;
+    case NanStyle::kAllOnes:
+      max_finite_ = all_ones - 1;
+      overflow_ = NanBits(f);
+      break;
+    case NanStyle::kNegZero:
+      overflow_ = NanBits(f);
+      zero_sign_mask_ = 0;
+      break;
+    case NanStyle::kNone:
+      overflow_ = all_ones;  // saturate
+      nan_sign_mask_ = 0;    // NaN becomes +0
+      break;
+    case NanStyle::kUnsigned:
+      min_normal_ = 0x00800000u;  // f32 subnormals: see operator()
+      max_finite_ = all_ones - 1;
+      overflow_ = NanBits(f);
+      sign_mask_ = 0;
+      zero_sign_mask_ = 0;
+      nan_sign_mask_ = 0;
+      negative_is_nan_ = 1;
+      exponent_only_ = 1;
+      break;
+  }
+  nan_ = NanBits(f);
 }
 
 double DecodeSmallFloat(ElementType t, uint16_t bits) {
