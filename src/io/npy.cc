@@ -1,14 +1,20 @@
 #include "tpusim/io/npy.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <bit>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <vector>
 
 #include "tpusim/io/file.h"
-#include "tpusim/numerics/float_formats.h"
+#include "tpusim/numerics/float_arrays.h"
 
 namespace tpusim::io {
 namespace {
@@ -209,62 +215,257 @@ std::string Descr(ElementType t) {
   }
 }
 
-}  // namespace
+// What a .npy header says, and where its data starts.
+struct Layout {
+  ir::Type type;
+  bool swap = false;     // big-endian data
+  bool fortran = false;  // column-major data of rank > 1
+  size_t data_start = 0;
+  int64_t data_bytes = 0;
+};
 
-StatusOr<Tensor> DecodeNpy(std::string_view bytes, const std::string& name) {
-  if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
+// Where the data of a .npy file starts, from at least its first 12 bytes.
+StatusOr<size_t> DataStart(std::string_view prefix, const std::string& name) {
+  if (prefix.size() < 10 || prefix.substr(0, 6) != kMagic) {
     return InvalidArgument(name + ": not a .npy file (bad magic)");
   }
-  int major = static_cast<uint8_t>(bytes[6]);
+  int major = static_cast<uint8_t>(prefix[6]);
   size_t len_bytes = major == 1 ? 2 : (major == 2 || major == 3) ? 4 : 0;
   if (len_bytes == 0) {
     return Unimplemented(name + ": .npy format version " + std::to_string(major) +
                          " is not supported");
   }
-  if (bytes.size() < 8 + len_bytes) return InvalidArgument(name + ": truncated .npy header");
+  if (prefix.size() < 8 + len_bytes) return InvalidArgument(name + ": truncated .npy header");
   uint64_t header_len = 0;
   for (size_t i = 0; i < len_bytes; ++i) {
-    header_len |= uint64_t{static_cast<uint8_t>(bytes[8 + i])} << (8 * i);
+    header_len |= uint64_t{static_cast<uint8_t>(prefix[8 + i])} << (8 * i);
   }
-  size_t data_start = 8 + len_bytes + header_len;
-  if (data_start > bytes.size()) return InvalidArgument(name + ": truncated .npy header");
-  TPUSIM_ASSIGN_OR_RETURN(Header h,
-                          DictParser(bytes.substr(8 + len_bytes, header_len), name).Parse());
-  bool swap = false;
-  TPUSIM_ASSIGN_OR_RETURN(ElementType element, DtypeElement(h.descr, name, &swap));
-  ir::Type type = ir::Type::Tensor(element, h.shape);
-  TPUSIM_ASSIGN_OR_RETURN(int64_t size, CheckedByteSize(h.shape, ir::StorageBytes(element)));
-  if (static_cast<uint64_t>(size) != bytes.size() - data_start) {
-    return InvalidArgument(name + ": " + type.ToString() + " needs " + std::to_string(size) +
-                           " data bytes, the file has " +
-                           std::to_string(bytes.size() - data_start));
+  return 8 + len_bytes + header_len;
+}
+
+// The layout of a file of `file_size` bytes whose first bytes, through its
+// whole header, are `head`.
+StatusOr<Layout> ParseLayout(std::string_view head, uint64_t file_size, const std::string& name) {
+  TPUSIM_ASSIGN_OR_RETURN(size_t data_start, DataStart(head, name));
+  if (data_start > file_size || data_start > head.size()) {
+    return InvalidArgument(name + ": truncated .npy header");
   }
-  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(type));
-  std::string data(bytes.substr(data_start));
-  uint8_t* raw = reinterpret_cast<uint8_t*>(data.data());
-  if (swap) {
+  size_t len_bytes = static_cast<uint8_t>(head[6]) == 1 ? 2 : 4;
+  TPUSIM_ASSIGN_OR_RETURN(
+      Header h,
+      DictParser(head.substr(8 + len_bytes, data_start - 8 - len_bytes), name).Parse());
+  Layout layout;
+  TPUSIM_ASSIGN_OR_RETURN(ElementType element, DtypeElement(h.descr, name, &layout.swap));
+  layout.type = ir::Type::Tensor(element, h.shape);
+  TPUSIM_ASSIGN_OR_RETURN(layout.data_bytes,
+                          CheckedByteSize(h.shape, ir::StorageBytes(element)));
+  if (static_cast<uint64_t>(layout.data_bytes) != file_size - data_start) {
+    return InvalidArgument(name + ": " + layout.type.ToString() + " needs " +
+                           std::to_string(layout.data_bytes) + " data bytes, the file has " +
+                           std::to_string(file_size - data_start));
+  }
+  layout.fortran = h.fortran_order && h.shape.size() > 1;
+  layout.data_start = data_start;
+  return layout;
+}
+
+// Brings data already in `t`'s storage to tpusim's form: native byte order,
+// bools 0 or 1.
+void Normalize(const Layout& layout, Tensor& t) {
+  ElementType element = t.element();
+  uint8_t* raw = t.mutable_raw();
+  if (layout.swap) {
     int part = ir::IsComplex(element) ? ir::StorageBytes(ir::ComplexPartType(element))
                                       : ir::StorageBytes(element);
-    SwapBytes(raw, size / part, part);
+    SwapBytes(raw, layout.data_bytes / part, part);
   }
   if (element == ElementType::kI1) {
-    for (int64_t i = 0; i < size; ++i) raw[i] = raw[i] != 0;
+    for (int64_t i = 0; i < layout.data_bytes; ++i) raw[i] = raw[i] != 0;
   }
-  if (h.fortran_order && t.rank() > 1) {
-    FromFortranOrder(raw, t);
-  } else if (size > 0) {
-    std::memcpy(t.mutable_raw(), raw, size);
+}
+
+// A tensor of `layout` from its data bytes `data`: one copy (a reordering
+// for Fortran order).
+StatusOr<Tensor> FromData(const Layout& layout, const uint8_t* data) {
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateUninitialized(layout.type));
+  if (layout.fortran) {
+    FromFortranOrder(data, t);
+  } else if (layout.data_bytes > 0) {
+    std::memcpy(t.mutable_raw(), data, static_cast<size_t>(layout.data_bytes));
   }
+  Normalize(layout, t);
   return t;
 }
 
+// An open file descriptor, closed on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads exactly `size` bytes at `offset`; false on an error or early end.
+bool ReadAt(int fd, uint8_t* out, size_t size, uint64_t offset) {
+  while (size > 0) {
+    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    out += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Files with at least this much data are mapped instead of read: below it,
+// setting up and tearing down a mapping costs more than copying.
+constexpr int64_t kMapBytes = int64_t{256} << 10;
+
+// The tensor of a whole file mapped copy-on-write, or an invalid tensor when
+// the mapping fails (the caller then reads the file instead).
+StatusOr<Tensor> MapData(int fd, uint64_t file_size, const Layout& layout) {
+  void* base = ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (base == MAP_FAILED) return Tensor();
+  auto* data = static_cast<uint8_t*>(base) + layout.data_start;
+  return Tensor::Adopt(layout.type, data, [base, file_size] { ::munmap(base, file_size); });
+}
+
+// Reads a file whose data cannot be read as a stream of bytes (a pipe).
+StatusOr<Tensor> ReadStream(int fd, const std::string& path) {
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return InvalidArgument("cannot read " + path);
+    if (n == 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  return DecodeNpy(bytes, path);
+}
+
+// The header of a .npy file holding `t`, padded so that the data starts
+// 64-byte aligned.
+std::string HeaderOf(const Tensor& t, ElementType stored) {
+  std::string shape = "(";
+  for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
+  if (t.rank() > 1) shape.resize(shape.size() - 2);
+  if (t.rank() == 1) shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string dict =
+      "{'descr': '" + Descr(stored) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad with spaces so that the data starts on a 64-byte boundary, as numpy
+  // does; version 2.0 only when the header outgrows 1.0's 16-bit length.
+  bool v2 = dict.size() + 64 > 0xffff;
+  size_t prefix = kMagic.size() + 2 + (v2 ? 4 : 2);
+  std::string header = dict + std::string(63 - (prefix + dict.size()) % 64, ' ') + '\n';
+  std::string out(kMagic);
+  out += static_cast<char>(v2 ? 2 : 1);
+  out += '\0';
+  for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += static_cast<char>(header.size() >> (8 * i));
+  return out + header;
+}
+
+Status CheckWritable(const Tensor& t) {
+  if (!t.valid() || !t.type().is_tensor()) {
+    return InvalidArgument("only tensors can be written as .npy, not " +
+                           (t.valid() ? t.type().ToString() : std::string("an empty value")));
+  }
+  return Status::Ok();
+}
+
+// Elements [begin, begin + count) of `t` in the stored type's bytes, into
+// `out`. REQUIRES: NpyElementType(t.element()) != t.element().
+void WidenInto(const Tensor& t, int64_t begin, int64_t count, uint8_t* out) {
+  ElementType e = t.element();
+  const uint8_t* in = t.raw() + begin * ir::StorageBytes(e);
+  if (ir::IsFloat(e)) {
+    numerics::ConvertFloatArray(e, in, ElementType::kF32, out, count);
+  } else {  // sub-byte integers are already sign- or zero-extended bytes
+    std::memcpy(out, in, static_cast<size_t>(count));
+  }
+}
+
+Status WriteTo(const std::string& path, const Tensor& t, bool durable) {
+  TPUSIM_RETURN_IF_ERROR(CheckWritable(t));
+  ElementType stored = NpyElementType(t.element());
+  std::string header = HeaderOf(t, stored);
+  TPUSIM_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::Create(path));
+  if (stored == t.element()) {
+    TPUSIM_RETURN_IF_ERROR(file.Append(
+        {header, {reinterpret_cast<const char*>(t.raw()), static_cast<size_t>(t.size_bytes())}}));
+    return file.Commit(durable);
+  }
+  // Widened in pieces that stay in cache, each appended as it is made.
+  TPUSIM_RETURN_IF_ERROR(file.Append({header}));
+  constexpr int64_t kChunk = 64 << 10;
+  const int out_w = ir::StorageBytes(stored);
+  std::vector<uint8_t> chunk(static_cast<size_t>(std::min(kChunk, t.num_elements()) * out_w));
+  for (int64_t i = 0; i < t.num_elements(); i += kChunk) {
+    int64_t m = std::min(kChunk, t.num_elements() - i);
+    WidenInto(t, i, m, chunk.data());
+    TPUSIM_RETURN_IF_ERROR(
+        file.Append({{reinterpret_cast<const char*>(chunk.data()), static_cast<size_t>(m * out_w)}}));
+  }
+  return file.Commit(durable);
+}
+
+}  // namespace
+
+StatusOr<Tensor> DecodeNpy(std::string_view bytes, const std::string& name) {
+  TPUSIM_ASSIGN_OR_RETURN(Layout layout, ParseLayout(bytes, bytes.size(), name));
+  return FromData(layout, reinterpret_cast<const uint8_t*>(bytes.data()) + layout.data_start);
+}
+
 StatusOr<Tensor> ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return InvalidArgument("cannot read " + path);
-  return DecodeNpy(buf.str(), path);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return NotFound("cannot open " + path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return InvalidArgument("cannot read " + path);
+  if (!S_ISREG(st.st_mode)) return ReadStream(fd.get(), path);
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  // The header: its length from the first bytes, then the rest of it.
+  std::string head(std::min<uint64_t>(file_size, 4096), '\0');
+  if (!ReadAt(fd.get(), reinterpret_cast<uint8_t*>(head.data()), head.size(), 0)) {
+    return InvalidArgument("cannot read " + path);
+  }
+  TPUSIM_ASSIGN_OR_RETURN(size_t data_start, DataStart(head, path));
+  if (data_start > head.size() && data_start <= file_size) {
+    size_t have = head.size();
+    head.resize(data_start);
+    if (!ReadAt(fd.get(), reinterpret_cast<uint8_t*>(head.data()) + have, data_start - have,
+                have)) {
+      return InvalidArgument("cannot read " + path);
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Layout layout, ParseLayout(head, file_size, path));
+  const bool as_is = !layout.swap && !layout.fortran && layout.type.element() != ElementType::kI1;
+  if (as_is && layout.data_bytes >= kMapBytes && layout.data_start % 64 == 0) {
+    TPUSIM_ASSIGN_OR_RETURN(Tensor t, MapData(fd.get(), file_size, layout));
+    if (t.valid()) return t;
+  }
+  if (layout.fortran) {  // reordered from a copy
+    std::vector<uint8_t> data(static_cast<size_t>(layout.data_bytes));
+    if (!ReadAt(fd.get(), data.data(), data.size(), layout.data_start)) {
+      return InvalidArgument("cannot read " + path);
+    }
+    return FromData(layout, data.data());
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateUninitialized(layout.type));
+  if (!ReadAt(fd.get(), t.mutable_raw(), static_cast<size_t>(layout.data_bytes),
+              layout.data_start)) {
+    return InvalidArgument("cannot read " + path);
+  }
+  Normalize(layout, t);
+  return t;
 }
 
 ElementType NpyElementType(ElementType t) {
@@ -285,49 +486,25 @@ ElementType NpyElementType(ElementType t) {
 }
 
 StatusOr<std::string> EncodeNpy(const Tensor& t) {
-  if (!t.valid() || !t.type().is_tensor()) {
-    return InvalidArgument("only tensors can be written as .npy, not " +
-                           (t.valid() ? t.type().ToString() : std::string("an empty value")));
-  }
+  TPUSIM_RETURN_IF_ERROR(CheckWritable(t));
   ElementType stored = NpyElementType(t.element());
-  std::string shape = "(";
-  for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
-  if (t.rank() > 1) shape.resize(shape.size() - 2);
-  if (t.rank() == 1) shape.resize(shape.size() - 1);
-  shape += ")";
-  std::string dict =
-      "{'descr': '" + Descr(stored) + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Pad with spaces so that the data starts on a 64-byte boundary, as numpy
-  // does; version 2.0 only when the header outgrows 1.0's 16-bit length.
-  bool v2 = dict.size() + 64 > 0xffff;
-  size_t prefix = kMagic.size() + 2 + (v2 ? 4 : 2);
-  std::string header = dict + std::string(63 - (prefix + dict.size()) % 64, ' ') + '\n';
-  std::string out(kMagic);
-  out += static_cast<char>(v2 ? 2 : 1);
-  out += '\0';
-  for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += static_cast<char>(header.size() >> (8 * i));
-  out += header;
+  std::string out = HeaderOf(t, stored);
+  size_t header = out.size();
   if (stored == t.element()) {
-    out.append(reinterpret_cast<const char*>(t.raw()), t.size_bytes());
+    out.append(reinterpret_cast<const char*>(t.raw()), static_cast<size_t>(t.size_bytes()));
     return out;
   }
-  int in_w = ir::StorageBytes(t.element());
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
-    uint8_t v[4];
-    if (stored == ElementType::kF32) {
-      float f = static_cast<float>(numerics::LoadAsDouble(t.element(), t.raw() + i * in_w));
-      std::memcpy(v, &f, 4);
-      out.append(reinterpret_cast<const char*>(v), 4);
-    } else {  // sub-byte integers are already sign- or zero-extended bytes
-      out += static_cast<char>(t.raw()[i * in_w]);
-    }
-  }
+  out.resize(header + static_cast<size_t>(t.num_elements() * ir::StorageBytes(stored)));
+  WidenInto(t, 0, t.num_elements(), reinterpret_cast<uint8_t*>(out.data()) + header);
   return out;
 }
 
 Status WriteNpy(const std::string& path, const Tensor& t) {
-  TPUSIM_ASSIGN_OR_RETURN(std::string bytes, EncodeNpy(t));
-  return WriteFileAtomically(path, bytes);
+  return WriteTo(path, t, /*durable=*/false);
+}
+
+Status WriteNpyDurably(const std::string& path, const Tensor& t) {
+  return WriteTo(path, t, /*durable=*/true);
 }
 
 }  // namespace tpusim::io

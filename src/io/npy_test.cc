@@ -3,9 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
+#include "tpusim/io/file.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::io {
@@ -166,6 +172,136 @@ TEST(Npy, WritesAtomicallyAndReadsBack) {
   EXPECT_EQ(ReadNpy((dir / "missing.npy").string()).status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(WriteNpy(path, Tensor::Token()).ok());
   std::filesystem::remove_all(dir);
+}
+
+// A fresh directory for one test's files, removed with it.
+class NpyFiles : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tpusim_npy_files_" + std::to_string(getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  void WriteBytes(const std::string& name, const std::string& bytes) const {
+    ASSERT_TRUE(WriteFileAtomically(Path(name), bytes).ok());
+  }
+  static std::string ReadBytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  std::filesystem::path dir_;
+};
+
+// Large files are mapped; writing to the tensor must not reach the file, and
+// the mapping is counted as host memory while the tensor lives.
+TEST_F(NpyFiles, LargeFilesReadWithoutCopiesAndPrivately) {
+  Tensor t = Filled(ElementType::kF32, {512, 1024});  // 2 MiB
+  ASSERT_TRUE(WriteNpy(Path("big.npy"), t).ok());
+  std::string before = ReadBytes(Path("big.npy"));
+  EXPECT_EQ(before, EncodeNpy(t).value());
+  int64_t in_use = HostMemoryInUse();
+  {
+    StatusOr<Tensor> back = ReadNpy(Path("big.npy"));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(HostMemoryInUse(), in_use + t.size_bytes());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(back->raw()) % 64, 0u);
+    EXPECT_TRUE(back->BitwiseEquals(t));
+    Tensor copy = *back;  // shares the mapping
+    back->mutable_data<float>()[0] = 1234.5f;
+    EXPECT_EQ(copy.data<float>()[0], 1234.5f);
+    EXPECT_EQ(ReadBytes(Path("big.npy")), before);
+    // Replacing the file (as WriteNpy does, by rename) leaves the mapping be.
+    ASSERT_TRUE(WriteNpy(Path("big.npy"), Filled(ElementType::kF32, {2})).ok());
+    EXPECT_EQ(copy.data<float>()[1], t.data<float>()[1]);
+  }
+  EXPECT_EQ(HostMemoryInUse(), in_use);
+}
+
+// Files that need their bytes changed (byte order, bools, Fortran order) or
+// whose data is not 64-byte aligned in the file are read, not mapped, and
+// give what DecodeNpy gives.
+TEST_F(NpyFiles, FilesThatCannotBeMappedReadTheSame) {
+  const int64_t n = 300000;
+  std::string be(n * 4, '\0'), bools(n, '\0'), fortran(n, '\0');
+  for (int64_t i = 0; i < n; ++i) {
+    be[4 * i + 3] = static_cast<char>(i);
+    bools[i] = static_cast<char>(i % 3);
+    fortran[i] = static_cast<char>(i % 7);
+  }
+  std::string unaligned = std::string("\x93NUMPY\x01\x00", 8);
+  std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (300000,), }\n";
+  unaligned += static_cast<char>(dict.size());
+  unaligned += '\0';
+  unaligned += dict + be;  // little-endian read of the same bytes, data at 74
+  const std::pair<std::string, std::string> files[] = {
+      {"be.npy", NpyBytes("{'descr': '>i4', 'fortran_order': False, 'shape': (300000,), }", be)},
+      {"bool.npy", NpyBytes("{'descr': '|b1', 'fortran_order': False, 'shape': (300000,), }", bools)},
+      {"f.npy", NpyBytes("{'descr': '|i1', 'fortran_order': True, 'shape': (600, 500), }", fortran)},
+      {"unaligned.npy", unaligned},
+      // A header past the first 4096 bytes of the file.
+      {"long.npy", NpyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (300000,), " +
+                                std::string(5000, ' ') + "}",
+                            be, 2)},
+  };
+  for (const auto& [name, bytes] : files) {
+    SCOPED_TRACE(name);
+    WriteBytes(name, bytes);
+    StatusOr<Tensor> read = ReadNpy(Path(name));
+    StatusOr<Tensor> decoded = DecodeNpy(bytes, name);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_TRUE(read->BitwiseEquals(*decoded));
+  }
+  Tensor b = ReadNpy(Path("bool.npy")).value();
+  EXPECT_EQ(b.data<uint8_t>()[2], 1);
+  Tensor f = ReadNpy(Path("f.npy")).value();
+  EXPECT_EQ(f.data<int8_t>()[1], 600 % 7);  // element (0, 1) is column-major 600
+  Tensor big_endian = ReadNpy(Path("be.npy")).value();
+  EXPECT_EQ(big_endian.data<int32_t>()[5], 5);
+}
+
+TEST_F(NpyFiles, BadFilesAreOneLineErrors) {
+  const std::string ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (70000,), }";
+  WriteBytes("short.npy", NpyBytes(ok_dict, std::string(1000, '\0')));
+  WriteBytes("long.npy", NpyBytes(ok_dict, std::string(280004, '\0')));
+  WriteBytes("cut.npy", NpyBytes(ok_dict, "").substr(0, 40));
+  WriteBytes("empty.npy", "");
+  for (std::string name : {"short.npy", "long.npy", "cut.npy", "empty.npy"}) {
+    StatusOr<Tensor> t = ReadNpy(Path(name));
+    ASSERT_FALSE(t.ok()) << name;
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << t.status().ToString();
+    EXPECT_EQ(t.status().message().find('\n'), std::string::npos);
+    EXPECT_NE(t.status().message().find(Path(name)), std::string::npos);
+  }
+}
+
+TEST_F(NpyFiles, ReadsFromAPipe) {
+  Tensor t = Filled(ElementType::kF32, {100, 100});
+  std::string bytes = EncodeNpy(t).value();
+  ASSERT_EQ(::mkfifo(Path("pipe").c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(Path("pipe"), std::ios::binary) << bytes; });
+  StatusOr<Tensor> back = ReadNpy(Path("pipe"));
+  writer.join();
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->BitwiseEquals(t));
+}
+
+// Widened types are written in pieces: the file has EncodeNpy's bytes.
+TEST_F(NpyFiles, WritesWidenedTypesInPieces) {
+  for (ElementType e : {ElementType::kBF16, ElementType::kF8E4M3FN, ElementType::kSI4}) {
+    Tensor t = Filled(e, {3, 70001});
+    ASSERT_TRUE(WriteNpy(Path("w.npy"), t).ok());
+    EXPECT_EQ(ReadBytes(Path("w.npy")), EncodeNpy(t).value());
+    ASSERT_TRUE(WriteNpyDurably(Path("d.npy"), t).ok());
+    EXPECT_EQ(ReadBytes(Path("d.npy")), EncodeNpy(t).value());
+  }
+  // bf16 values widen exactly.
+  Tensor back = ReadNpy(Path("w.npy")).value();
+  EXPECT_EQ(back.element(), ElementType::kSI8);
 }
 
 }  // namespace

@@ -33,6 +33,18 @@ std::string Gib(int64_t bytes) {
   return buf;
 }
 
+// Counts `bytes` against the host memory limit, or says why it cannot.
+Status Reserve(const ir::Type& type, int64_t bytes) {
+  int64_t total = InUse().fetch_add(bytes) + bytes;
+  if (total > Limit()) {
+    InUse() -= bytes;
+    return ResourceExhausted(type.ToString() + " needs " + Gib(bytes) +
+                             ", past the host memory limit of " + Gib(Limit()) +
+                             " (" + Gib(total - bytes) + " already in use)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void SetHostMemoryLimit(int64_t bytes) { Limit() = bytes; }
@@ -52,7 +64,11 @@ StatusOr<int64_t> CheckedByteSize(const ir::Shape& shape, int64_t element_bytes)
 }
 
 Tensor::Buffer::~Buffer() {
-  std::free(data);
+  if (release) {
+    release();
+  } else {
+    std::free(data);
+  }
   InUse() -= bytes;
 }
 
@@ -65,13 +81,7 @@ StatusOr<Tensor> Tensor::Allocate(const ir::Type& type) {
 StatusOr<Tensor> Tensor::AllocateUninitialized(const ir::Type& type) {
   TPUSIM_ASSIGN_OR_RETURN(int64_t bytes,
                           CheckedByteSize(type.shape(), ir::StorageBytes(type.element())));
-  int64_t total = InUse().fetch_add(bytes) + bytes;
-  if (total > Limit()) {
-    InUse() -= bytes;
-    return ResourceExhausted(type.ToString() + " needs " + Gib(bytes) +
-                             ", past the host memory limit of " + Gib(Limit()) +
-                             " (" + Gib(total - bytes) + " already in use)");
-  }
+  TPUSIM_RETURN_IF_ERROR(Reserve(type, bytes));
   auto buffer = std::make_shared<Buffer>();
   buffer->bytes = bytes;
   // Round up: aligned_alloc wants a multiple of the alignment.
@@ -84,6 +94,30 @@ StatusOr<Tensor> Tensor::AllocateUninitialized(const ir::Type& type) {
   t.valid_ = true;
   t.type_ = type.WithDefaultLayout();
   t.size_bytes_ = bytes;
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
+StatusOr<Tensor> Tensor::Adopt(const ir::Type& type, uint8_t* data,
+                               std::function<void()> release) {
+  StatusOr<int64_t> bytes = CheckedByteSize(type.shape(), ir::StorageBytes(type.element()));
+  Status st = bytes.ok() ? Status::Ok() : bytes.status();
+  if (st.ok() && reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+    st = InvalidArgument(type.ToString() + ": adopted storage is not 64-byte aligned");
+  }
+  if (st.ok()) st = Reserve(type, *bytes);
+  if (!st.ok()) {
+    if (release) release();
+    return st;
+  }
+  auto buffer = std::make_shared<Buffer>();
+  buffer->bytes = *bytes;
+  buffer->data = data;
+  buffer->release = std::move(release);
+  Tensor t;
+  t.valid_ = true;
+  t.type_ = type.WithDefaultLayout();
+  t.size_bytes_ = *bytes;
   t.buffer_ = std::move(buffer);
   return t;
 }

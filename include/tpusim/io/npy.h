@@ -24,6 +24,11 @@ namespace tpusim::io {
 StatusOr<Tensor> DecodeNpy(std::string_view bytes, const std::string& name);
 
 // Reads and decodes the file at `path` (kNotFound if it cannot be opened).
+// Data that needs no reordering is not copied: a large file's tensor is the
+// file mapped into memory (privately: writes to the tensor never reach the
+// file), a small one's is read straight into the tensor's own buffer. A
+// mapped file must not be truncated while the tensor lives (replacing it by
+// rename, as WriteNpy does, is fine).
 StatusOr<Tensor> ReadNpy(const std::string& path);
 
 // The element type a tensor of type `t` is stored as in a .npy file.
@@ -34,8 +39,12 @@ ir::ElementType NpyElementType(ir::ElementType t);
 StatusOr<std::string> EncodeNpy(const Tensor& t);
 
 // Writes `t` to `path` atomically: to `path`.tmp first, then renamed, so a
-// failed write leaves no partial file behind.
+// failed write leaves no partial file behind. The data goes to the file from
+// the tensor's own storage (widened types in pieces, converted on the way).
 Status WriteNpy(const std::string& path, const Tensor& t);
+
+// As WriteNpy, and durable as io::WriteFileDurably is (for checkpoints).
+Status WriteNpyDurably(const std::string& path, const Tensor& t);
 
 }  // namespace tpusim::io
 

@@ -10,6 +10,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,14 @@ class Tensor {
   // As Allocate, but the contents are unspecified: for ops that write every
   // element, which would otherwise pay for zeroing memory twice.
   static StatusOr<Tensor> AllocateUninitialized(const ir::Type& type);
+  // An array of `type` over storage that the caller filled and owns until
+  // then (a file mapped into memory): `data` holds the type's bytes, 64-byte
+  // aligned, and stays valid until `release` runs, once, when the last
+  // Tensor sharing it is gone. Counted against the host memory limit as
+  // Allocate's storage is; on any error `release` has already run.
+  // REQUIRES: type.is_tensor().
+  static StatusOr<Tensor> Adopt(const ir::Type& type, uint8_t* data,
+                                std::function<void()> release);
   // The value of a dense elements attribute (splats are expanded).
   static StatusOr<Tensor> FromAttribute(const ir::Attribute& dense);
   static Tensor Tuple(std::vector<Tensor> elements);
@@ -85,6 +94,7 @@ class Tensor {
   struct Buffer {
     uint8_t* data = nullptr;
     int64_t bytes = 0;
+    std::function<void()> release;  // empty: data came from aligned_alloc
     ~Buffer();
   };
   bool valid_ = false;
