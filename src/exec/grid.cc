@@ -1,7 +1,10 @@
 #include "tpusim/exec/grid.h"
 
+#include <optional>
 #include <system_error>
 #include <thread>
+
+#include "ops/util/parallel.h"
 
 namespace tpusim::exec {
 
@@ -18,6 +21,10 @@ StatusOr<std::vector<std::vector<Tensor>>> RunGrid(const ir::Module& module,
   std::vector<StatusOr<std::vector<Tensor>>> results(
       n, Status(StatusCode::kInternal, "process did not run"));
   auto run = [&](size_t i) {
+    // The processes' threads fill the cores between them: each runs its
+    // ops' loops serially (one alone takes them all).
+    std::optional<ops::SerialOps> serial;
+    if (n > 1) serial.emplace();
     const ops::ProcessId id = program.first + static_cast<ops::ProcessId>(i);
     const int64_t r = id / partitions, p = id % partitions;
     Interpreter process(module, options, ProcessPlace{r, p, replicas, partitions, &grid});

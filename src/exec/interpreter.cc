@@ -1,5 +1,9 @@
 #include "tpusim/exec/interpreter.h"
 
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
 namespace tpusim::exec {
 namespace {
 
@@ -21,14 +25,57 @@ Status CheckArgs(const ir::Block& block, std::span<const Tensor> args) {
   return Status::Ok();
 }
 
-// Appends the ids of every value `op` and the ops nested in it read.
-void CollectUses(const ir::Operation& op, std::vector<int>& ids) {
-  for (ir::Value v : op.operands()) ids.push_back(v.id());
+// Appends the ids of every value the ops nested in `op`'s regions read.
+void CollectNestedUses(const ir::Operation& op, std::vector<int>& ids) {
   for (int r = 0; r < op.num_regions(); ++r) {
     for (int b = 0; b < op.region(r).num_blocks(); ++b) {
-      for (const auto& nested : op.region(r).block(b).ops()) CollectUses(*nested, ids);
+      for (const auto& nested : op.region(r).block(b).ops()) {
+        for (ir::Value v : nested->operands()) ids.push_back(v.id());
+        CollectNestedUses(*nested, ids);
+      }
     }
   }
+}
+
+bool Contains(const std::vector<int>& ids, int id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// Splats from this many elements are left unexpanded where they can be
+// (BlockPlan::lazy); smaller ones cost less than the bookkeeping.
+constexpr int64_t kLazySplatElements = 1024;
+
+// Whether `op` fills a large result with one element: a splat constant, or a
+// broadcast of a one-element operand.
+bool IsLargeSplat(const ir::Operation& op) {
+  if (op.num_results() != 1 || !op.result(0).type().is_tensor() ||
+      op.result(0).type().num_elements() < kLazySplatElements) {
+    return false;
+  }
+  if (op.name_str() == "stablehlo.constant") {
+    const ir::Attribute value = op.attr("value");
+    return value.kind() == ir::Attribute::Kind::kDenseElements && value.type().is_tensor() &&
+           value.is_splat() && value.type() == op.result(0).type();
+  }
+  return op.name_str() == "stablehlo.broadcast_in_dim" && op.num_operands() == 1 &&
+         op.operand(0).type().is_tensor() && op.operand(0).type().num_elements() == 1 &&
+         op.operand(0).type().element() == op.result(0).type().element();
+}
+
+// Whether every use of op `i`'s one result, among the later ops of its
+// block, is an operand of an op that takes splat operands.
+bool OnlySplatReaders(const std::vector<std::unique_ptr<ir::Operation>>& ops, size_t i,
+                      const std::vector<std::vector<int>>& nested) {
+  const int id = ops[i]->result(0).id();
+  for (size_t j = i + 1; j < ops.size(); ++j) {
+    if (Contains(nested[j], id)) return false;
+    bool reads = false;
+    for (ir::Value v : ops[j]->operands()) reads = reads || v.id() == id;
+    if (!reads) continue;
+    const ops::OpDef* def = ops::OpRegistry::Lookup(ops[j]->name());
+    if (def == nullptr || !def->splat_operands) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -44,6 +91,16 @@ StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function,
 
 StatusOr<std::vector<Tensor>> Interpreter::Call(std::string_view function,
                                                 std::span<const Tensor> args) {
+  return CallFunction(function, {args.begin(), args.end()});
+}
+
+StatusOr<std::vector<Tensor>> Interpreter::CallConsuming(std::string_view function,
+                                                         std::vector<Tensor> args) {
+  return CallFunction(function, std::move(args));
+}
+
+StatusOr<std::vector<Tensor>> Interpreter::CallFunction(std::string_view function,
+                                                        std::vector<Tensor> args) {
   const ir::Function* f = module_.Lookup(function);
   if (f == nullptr) return NotFound("no function @" + std::string(function));
   if (depth_ >= kMaxCallDepth) {
@@ -54,7 +111,7 @@ StatusOr<std::vector<Tensor>> Interpreter::Call(std::string_view function,
   std::vector<Tensor>* saved = frame_;
   frame_ = &frame;
   ++depth_;
-  auto results = RunBlock(f->entry(), args);
+  auto results = RunBlock(f->entry(), std::move(args));
   --depth_;
   frame_ = saved;
   return results;
@@ -62,57 +119,107 @@ StatusOr<std::vector<Tensor>> Interpreter::Call(std::string_view function,
 
 StatusOr<std::vector<Tensor>> Interpreter::RunRegion(const ir::Region& region,
                                                      std::span<const Tensor> args) {
+  return RunRegionBlock(region, {args.begin(), args.end()});
+}
+
+StatusOr<std::vector<Tensor>> Interpreter::RunRegionConsuming(const ir::Region& region,
+                                                              std::vector<Tensor> args) {
+  return RunRegionBlock(region, std::move(args));
+}
+
+StatusOr<std::vector<Tensor>> Interpreter::RunRegionBlock(const ir::Region& region,
+                                                          std::vector<Tensor> args) {
   if (region.empty()) return Internal("running an empty region");
   const ir::Operation* owner = region.parent_op();
   const ops::OpDef* def = owner ? ops::OpRegistry::Lookup(owner->name()) : nullptr;
-  if (def != nullptr && def->control_flow) return RunBlock(region.front(), args);
+  if (def != nullptr && def->control_flow) return RunBlock(region.front(), std::move(args));
   // A per-element computation: its cost is in the owner's work, so its ops
   // are not observed one by one.
   OpObserver* saved = observer_;
   observer_ = nullptr;
-  auto results = RunBlock(region.front(), args);
+  auto results = RunBlock(region.front(), std::move(args));
   observer_ = saved;
   return results;
 }
 
-const std::vector<std::vector<int>>& Interpreter::DeadAfter(const ir::Block& block) {
-  auto it = dead_after_.find(&block);
-  if (it != dead_after_.end()) return it->second;
+std::vector<Tensor> Interpreter::TakeOperands(std::span<const Tensor> operands) {
+  if (handed_ == nullptr || operands.data() != handed_->data() ||
+      operands.size() != handed_->size()) {
+    return {operands.begin(), operands.end()};
+  }
+  std::vector<Tensor> taken;
+  taken.reserve(handed_->size());
+  // An observer sees empty Tensors where the operands were.
+  for (Tensor& t : *handed_) taken.push_back(std::exchange(t, Tensor()));
+  handed_ = nullptr;
+  return taken;
+}
+
+const Interpreter::BlockPlan& Interpreter::PlanOf(const ir::Block& block) {
+  auto it = plans_.find(&block);
+  if (it != plans_.end()) return it->second;
   const auto& ops = block.ops();
   std::unordered_map<int, int> last;  // value id -> index of its last use
   for (ir::Value a : block.arguments()) last[a.id()] = 0;
-  std::vector<int> uses;
+  std::vector<std::vector<int>> nested(ops.size());
   for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
-    uses.clear();
-    CollectUses(*ops[i], uses);
-    for (int id : uses) {
-      auto found = last.find(id);
-      if (found != last.end()) found->second = i;
+    CollectNestedUses(*ops[i], nested[i]);
+    for (ir::Value v : ops[i]->operands()) {
+      if (auto found = last.find(v.id()); found != last.end()) found->second = i;
+    }
+    for (int id : nested[i]) {
+      if (auto found = last.find(id); found != last.end()) found->second = i;
     }
     for (ir::Value r : ops[i]->results()) last[r.id()] = i;
   }
-  std::vector<std::vector<int>> dead(ops.size());
-  for (const auto& [id, i] : last) dead[i].push_back(id);
-  return dead_after_.emplace(&block, std::move(dead)).first->second;
+  BlockPlan plan;
+  plan.dead.resize(ops.size());
+  plan.moved.resize(ops.size());
+  plan.lazy.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    plan.lazy[i] = IsLargeSplat(*ops[i]) && OnlySplatReaders(ops, i, nested);
+  }
+  for (const auto& [id, i] : last) plan.dead[i].push_back(id);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ir::Operation& op = *ops[i];
+    for (int k = 0; k < op.num_operands(); ++k) {
+      const int id = op.operand(k).id();
+      auto found = last.find(id);
+      if (found == last.end() || found->second != static_cast<int>(i) || Contains(nested[i], id)) {
+        continue;
+      }
+      int uses = 0;
+      for (ir::Value v : op.operands()) uses += v.id() == id;
+      if (uses == 1) plan.moved[i].push_back(k);
+    }
+  }
+  return plans_.emplace(&block, std::move(plan)).first->second;
 }
 
 StatusOr<std::vector<Tensor>> Interpreter::RunBlock(const ir::Block& block,
-                                                    std::span<const Tensor> args) {
+                                                    std::vector<Tensor> args) {
   TPUSIM_RETURN_IF_ERROR(CheckArgs(block, args));
   std::vector<Tensor>& frame = *frame_;
-  for (int i = 0; i < block.num_arguments(); ++i) frame[block.argument(i).id()] = args[i];
-  const std::vector<std::vector<int>>& dead = DeadAfter(block);
+  for (int i = 0; i < block.num_arguments(); ++i) {
+    frame[block.argument(i).id()] = std::move(args[i]);
+  }
+  args.clear();
+  const BlockPlan& plan = PlanOf(block);
   for (size_t i = 0; i < block.ops().size(); ++i) {
     const ir::Operation& op = *block.ops()[i];
     const ops::OpDef* def = ops::OpRegistry::Lookup(op.name());
     if (def != nullptr && def->is_terminator) {
+      // The block's values die here: the results are moved out, so that a
+      // loop's next iteration holds its state alone.
       std::vector<Tensor> out;
       out.reserve(op.num_operands());
       for (ir::Value v : op.operands()) out.push_back(frame[v.id()]);
+      for (int k : plan.moved[i]) out[k] = std::move(frame[op.operand(k).id()]);
+      for (int id : plan.dead[i]) frame[id] = Tensor();
       return out;
     }
-    TPUSIM_RETURN_IF_ERROR(RunOp(op));
-    for (int id : dead[i]) frame[id] = Tensor();
+    TPUSIM_RETURN_IF_ERROR(plan.lazy[i] ? RunLazy(op) : RunOp(op, plan.moved[i]));
+    for (int id : plan.dead[i]) frame[id] = Tensor();
   }
   return std::vector<Tensor>{};  // a block without terminator yields nothing
 }
@@ -128,7 +235,36 @@ Status Interpreter::BeginIteration(const ir::Operation& loop, int64_t iteration)
   return Status::Ok();
 }
 
-Status Interpreter::RunOp(const ir::Operation& op) {
+Status Interpreter::RunLazy(const ir::Operation& op) {
+  if (progress_ != nullptr) {
+    if (progress_->stopped()) {
+      return Cancelled("stopped before '" + op.name_str() + "'").WithLocation(op.loc().ToString());
+    }
+    progress_->ops.fetch_add(1, std::memory_order_relaxed);
+  }
+  // The one element, as a 0-d tensor: a constant's from its attribute, a
+  // broadcast's its operand's storage.
+  std::vector<Tensor>& frame = *frame_;
+  std::vector<Tensor> results(1), operands;
+  const ir::Type scalar = ir::Type::Tensor(op.result(0).type().element(), {});
+  if (op.num_operands() == 0) {
+    TPUSIM_ASSIGN_OR_RETURN(results[0], Tensor::AllocateUninitialized(scalar));
+    std::memcpy(results[0].mutable_raw(), op.attr("value").bytes().data(),
+                static_cast<size_t>(results[0].size_bytes()));
+  } else {
+    operands.push_back(frame[op.operand(0).id()]);
+    if (!operands[0].valid() || operands[0].num_elements() != 1) {
+      return Internal("a broadcast of one element has no value for it")
+          .WithLocation(op.loc().ToString());
+    }
+    results[0] = operands[0].Reshaped({});
+  }
+  if (observer_ != nullptr) observer_->OnOp(op, operands, results);
+  frame[op.result(0).id()] = std::move(results[0]);
+  return Status::Ok();
+}
+
+Status Interpreter::RunOp(const ir::Operation& op, const std::vector<int>& moved) {
   if (progress_ != nullptr) {
     if (progress_->stopped()) {
       return Cancelled("stopped before '" + op.name_str() + "'").WithLocation(op.loc().ToString());
@@ -144,7 +280,12 @@ Status Interpreter::RunOp(const ir::Operation& op) {
   std::vector<Tensor> operands;
   operands.reserve(op.num_operands());
   for (ir::Value v : op.operands()) operands.push_back(frame[v.id()]);
+  // A value the op reads last is handed over: the op may reuse its storage.
+  for (int k : moved) operands[k] = std::move(frame[op.operand(k).id()]);
+  std::vector<Tensor>* saved = handed_;
+  handed_ = &operands;
   auto results = def->eval(*this, op, operands);
+  handed_ = saved;
   if (!results.ok()) {
     Status st = results.status();
     if (st.has_location()) return st;  // raised inside a nested region

@@ -53,12 +53,14 @@ inline C ApplyBinary(C a, C b) {
 }
 
 template <BitOp kOp>
-StatusOr<std::vector<Tensor>> EvalBinary(EvalContext&, const ir::Operation& op,
-                                         std::span<const Tensor> operands) {
+StatusOr<std::vector<Tensor>> EvalBinary(EvalContext& ctx, const ir::Operation& op,
+                                         std::span<const Tensor> in) {
   constexpr bool kLogical = kOp == BitOp::kAnd || kOp == BitOp::kOr || kOp == BitOp::kXor;
   constexpr unsigned kClasses = kLogical ? (kBoolTypes | kIntTypes) : kIntTypes;
-  TPUSIM_RETURN_IF_ERROR(CheckSameSize(op, operands));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
+  TPUSIM_RETURN_IF_ERROR(CheckSameSize(op, in));
+  const std::vector<Tensor> operands = ctx.TakeOperands(in);
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], ReuseOrAllocate(operands, {0, 1}, op.result(0).type()));
   Status st = VisitCodec(out[0].element(), [&](auto codec) -> Status {
     using Codec = decltype(codec);
     using S = typename Codec::Storage;
@@ -79,10 +81,12 @@ StatusOr<std::vector<Tensor>> EvalBinary(EvalContext&, const ir::Operation& op,
 enum class CountOp { kPopcnt, kClz };
 
 template <CountOp kOp>
-StatusOr<std::vector<Tensor>> EvalCount(EvalContext&, const ir::Operation& op,
-                                        std::span<const Tensor> operands) {
-  TPUSIM_RETURN_IF_ERROR(CheckSameSize(op, operands));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
+StatusOr<std::vector<Tensor>> EvalCount(EvalContext& ctx, const ir::Operation& op,
+                                        std::span<const Tensor> in) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameSize(op, in));
+  const std::vector<Tensor> operands = ctx.TakeOperands(in);
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], ReuseOrAllocate(operands, {0}, op.result(0).type()));
   Status st = VisitCodec(out[0].element(), [&](auto codec) -> Status {
     using Codec = decltype(codec);
     using S = typename Codec::Storage;
@@ -112,9 +116,9 @@ struct Not {
   }
 };
 
-StatusOr<std::vector<Tensor>> EvalNot(EvalContext&, const ir::Operation& op,
+StatusOr<std::vector<Tensor>> EvalNot(EvalContext& ctx, const ir::Operation& op,
                                       std::span<const Tensor> operands) {
-  return EvalSameType<kBoolTypes | kIntTypes>(op, operands, Not{});
+  return EvalSameType<kBoolTypes | kIntTypes>(ctx, op, operands, Not{});
 }
 
 template <int kNumOperands, unsigned kClasses>

@@ -266,14 +266,14 @@ StatusOr<Tensor> ReduceAcross(EvalContext& ctx, const ir::Region& region,
         S* a = acc.mutable_data<S>();
         for (size_t v = 1; v < values.size(); ++v) {
           const S* b = values[v].data<S>();
-          for (int64_t i = 0; i < acc.num_elements(); ++i) a[i] = f(a[i], b[i]);
+          for (int64_t i = 0, n = acc.num_elements(); i < n; ++i) a[i] = f(a[i], b[i]);
         }
       })) {
     return acc;
   }
   int64_t w = ir::StorageBytes(acc.element());
   for (size_t v = 1; v < values.size(); ++v) {
-    for (int64_t i = 0; i < acc.num_elements(); ++i) {
+    for (int64_t i = 0, n = acc.num_elements(); i < n; ++i) {
       TPUSIM_ASSIGN_OR_RETURN(Tensor a, Tensor::Allocate(scalar));
       TPUSIM_ASSIGN_OR_RETURN(Tensor b, Tensor::Allocate(scalar));
       std::memcpy(a.mutable_raw(), acc.raw() + i * w, w);

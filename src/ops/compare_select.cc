@@ -125,7 +125,8 @@ StatusOr<std::vector<Tensor>> EvalCompare(EvalContext&, const ir::Operation& op,
                                           std::span<const Tensor> operands) {
   auto dir = ParseDirection(GetEnumOr(op, "comparison_direction", ""));
   if (!dir) return Error(op, "has no valid comparison_direction");
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], Tensor::AllocateUninitialized(op.result(0).type()));
   const Tensor& lhs = operands[0];
   const Tensor& rhs = operands[1];
   if (rhs.type() != lhs.type() || out[0].num_elements() != lhs.num_elements()) {
@@ -146,6 +147,57 @@ Work CompareWork(const ir::Operation& op) {
   const bool total = GetEnumOr(op, "compare_type", "") == "TOTALORDER";
   return ElementwiseWork(op, {.alu = total ? 4 : 1});
 }
+
+// ---- compare on a chunk of a fused loop (chunk_kernels.h)
+
+template <Direction kDir, bool kTotalOrder, class Codec>
+void CompareRun(const Codec& codec, std::span<const ChunkOperand> in, uint8_t* o, int64_t n) {
+  using S = typename Codec::Storage;
+  const auto f = [](auto a, auto b) { return CompareElements<kDir, kTotalOrder>(a, b); };
+  const S* a = static_cast<const S*>(in[0].data);
+  const S* b = static_cast<const S*>(in[1].data);
+  if (in[0].splat && in[1].splat) {
+    std::fill(o, o + n, BoolCodec{}.Store(f(codec.Load(*a), codec.Load(*b))));
+  } else if (in[0].splat) {
+    MapScalarSerial<true>(codec, codec.Load(*a), b, BoolCodec{}, o, n, f);
+  } else if (in[1].splat) {
+    MapScalarSerial<false>(codec, codec.Load(*b), a, BoolCodec{}, o, n, f);
+  } else {
+    MapBinarySerial(codec, a, b, BoolCodec{}, o, n, f);
+  }
+}
+
+template <bool kTotalOrder, class Codec>
+void CompareRunWith(Direction dir, const Codec& codec, std::span<const ChunkOperand> in,
+                    uint8_t* o, int64_t n) {
+  switch (dir) {
+    case Direction::kEq: return CompareRun<Direction::kEq, kTotalOrder>(codec, in, o, n);
+    case Direction::kNe: return CompareRun<Direction::kNe, kTotalOrder>(codec, in, o, n);
+    case Direction::kGe: return CompareRun<Direction::kGe, kTotalOrder>(codec, in, o, n);
+    case Direction::kGt: return CompareRun<Direction::kGt, kTotalOrder>(codec, in, o, n);
+    case Direction::kLe: return CompareRun<Direction::kLe, kTotalOrder>(codec, in, o, n);
+    case Direction::kLt: return CompareRun<Direction::kLt, kTotalOrder>(codec, in, o, n);
+  }
+}
+
+bool SupportsCompare(const ir::Operation& op) {
+  return op.num_operands() == 2 && op.operand(0).type().is_tensor() &&
+         ParseDirection(GetEnumOr(op, "comparison_direction", "")).has_value();
+}
+
+void RunCompareChunk(const ir::Operation& op, std::span<const ChunkOperand> in, void* out,
+                     int64_t n) {
+  const Direction dir = *ParseDirection(GetEnumOr(op, "comparison_direction", ""));
+  const bool total = GetEnumOr(op, "compare_type", "") == "TOTALORDER";
+  uint8_t* o = static_cast<uint8_t*>(out);
+  VisitCodec(op.operand(0).type().element(), [&](auto codec) {
+    if (total) CompareRunWith<true>(dir, codec, in, o, n);
+    else CompareRunWith<false>(dir, codec, in, o, n);
+  });
+}
+
+[[maybe_unused]] const bool kCompareChunk =
+    RegisterChunkKernel("stablehlo.compare", {SupportsCompare, RunCompareChunk});
 
 TPUSIM_REGISTER_OP({.name = "stablehlo.compare",
                     .verify = VerifyCompare,
@@ -175,46 +227,98 @@ Status VerifySelect(const ir::Operation& op) {
   return ExpectResultType(op, 0, on_true);
 }
 
+// An operand's storage and the step between its elements: 0 for a scalar
+// predicate or one element standing for all (OpDef::splat_operands).
+struct Strided {
+  const uint8_t* data;
+  int64_t stride;
+};
+
 // Selection moves bits, so it runs on unsigned words of the element's
-// storage size (complex<f64> as two words).
+// storage size (complex<f64> as two words). `out` may be `on_true` or
+// `on_false` itself: each element is read before it is written.
 template <class W, int kWords>
-void SelectLoop(const uint8_t* pred, int64_t pred_stride, const uint8_t* on_true,
-                const uint8_t* on_false, uint8_t* out, int64_t n) {
-  const W* t = reinterpret_cast<const W*>(on_true);
-  const W* f = reinterpret_cast<const W*>(on_false);
+void SelectRun(Strided pred, Strided on_true, Strided on_false, uint8_t* out, int64_t b,
+               int64_t e) {
+  const W* t = reinterpret_cast<const W*>(on_true.data);
+  const W* f = reinterpret_cast<const W*>(on_false.data);
   W* o = reinterpret_cast<W*>(out);
-  for (int64_t i = 0; i < n; ++i) {
-    const W* src = pred[i * pred_stride] ? t : f;
-    for (int w = 0; w < kWords; ++w) o[i * kWords + w] = src[i * kWords + w];
+  for (int64_t i = b; i < e; ++i) {
+    const bool which = pred.data[i * pred.stride] != 0;
+    const W* src = which ? t + i * on_true.stride * kWords : f + i * on_false.stride * kWords;
+    for (int w = 0; w < kWords; ++w) o[i * kWords + w] = src[w];
   }
 }
 
-StatusOr<std::vector<Tensor>> EvalSelect(EvalContext&, const ir::Operation& op,
-                                         std::span<const Tensor> operands) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
-  const Tensor& pred = operands[0];
-  const Tensor& on_true = operands[1];
-  const Tensor& on_false = operands[2];
+template <class W, int kWords>
+void SelectLoop(Strided pred, Strided on_true, Strided on_false, uint8_t* out, int64_t n) {
+  ParallelFor(n, kParallelElements, [&](int64_t b, int64_t e) {
+    SelectRun<W, kWords>(pred, on_true, on_false, out, b, e);
+  });
+}
+
+// Operand `t` of select, of `n` elements or one standing for all; null
+// data if it is neither, or not of `element`.
+Strided SelectOperand(const Tensor& t, int64_t n, ir::ElementType element) {
+  if (!t.valid() || !t.type().is_tensor() || t.element() != element ||
+      (t.num_elements() != n && t.num_elements() != 1)) {
+    return {nullptr, 0};
+  }
+  return {t.raw(), IsSplatPlaceholder(t, n) || n == 1 ? 0 : 1};
+}
+
+StatusOr<std::vector<Tensor>> EvalSelect(EvalContext& ctx, const ir::Operation& op,
+                                         std::span<const Tensor> in) {
+  const std::vector<Tensor> operands = ctx.TakeOperands(in);
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], ReuseOrAllocate(operands, {1, 2}, op.result(0).type()));
   const int64_t n = out[0].num_elements();
-  if (on_true.type() != out[0].type() || on_false.type() != out[0].type() ||
-      (pred.num_elements() != 1 && pred.num_elements() != n)) {
+  const ir::ElementType e = out[0].element();
+  const Strided p = SelectOperand(operands[0], n, ir::ElementType::kI1);
+  const Strided t = SelectOperand(operands[1], n, e);
+  const Strided f = SelectOperand(operands[2], n, e);
+  if (p.data == nullptr || t.data == nullptr || f.data == nullptr) {
     return Internal("'stablehlo.select' operands do not match its result");
   }
-  const int64_t stride = pred.rank() == 0 ? 0 : 1;
-  const uint8_t* p = pred.data<uint8_t>();
-  const uint8_t* t = on_true.raw();
-  const uint8_t* f = on_false.raw();
   uint8_t* o = out[0].mutable_raw();
   switch (ir::StorageBytes(out[0].element())) {
-    case 1: SelectLoop<uint8_t, 1>(p, stride, t, f, o, n); break;
-    case 2: SelectLoop<uint16_t, 1>(p, stride, t, f, o, n); break;
-    case 4: SelectLoop<uint32_t, 1>(p, stride, t, f, o, n); break;
-    case 8: SelectLoop<uint64_t, 1>(p, stride, t, f, o, n); break;
-    case 16: SelectLoop<uint64_t, 2>(p, stride, t, f, o, n); break;
+    case 1: SelectLoop<uint8_t, 1>(p, t, f, o, n); break;
+    case 2: SelectLoop<uint16_t, 1>(p, t, f, o, n); break;
+    case 4: SelectLoop<uint32_t, 1>(p, t, f, o, n); break;
+    case 8: SelectLoop<uint64_t, 1>(p, t, f, o, n); break;
+    case 16: SelectLoop<uint64_t, 2>(p, t, f, o, n); break;
     default: return Internal("'stablehlo.select': unexpected element size");
   }
   return out;
 }
+
+// ---- select on a chunk of a fused loop (chunk_kernels.h)
+
+bool SupportsSelect(const ir::Operation& op) {
+  return op.num_operands() == 3 && op.num_results() == 1 && op.result(0).type().is_tensor() &&
+         ir::StorageBytes(op.result(0).type().element()) <= 16 &&
+         (op.operand(0).type().num_elements() == op.result(0).type().num_elements() ||
+          op.operand(0).type().num_elements() == 1);
+}
+
+void RunSelectChunk(const ir::Operation& op, std::span<const ChunkOperand> in, void* out,
+                    int64_t n) {
+  const auto strided = [](const ChunkOperand& c) {
+    return Strided{static_cast<const uint8_t*>(c.data), c.splat ? 0 : 1};
+  };
+  const Strided p = strided(in[0]), t = strided(in[1]), f = strided(in[2]);
+  uint8_t* o = static_cast<uint8_t*>(out);
+  switch (ir::StorageBytes(op.result(0).type().element())) {
+    case 1: SelectRun<uint8_t, 1>(p, t, f, o, 0, n); break;
+    case 2: SelectRun<uint16_t, 1>(p, t, f, o, 0, n); break;
+    case 4: SelectRun<uint32_t, 1>(p, t, f, o, 0, n); break;
+    case 8: SelectRun<uint64_t, 1>(p, t, f, o, 0, n); break;
+    default: SelectRun<uint64_t, 2>(p, t, f, o, 0, n); break;
+  }
+}
+
+[[maybe_unused]] const bool kSelectChunk =
+    RegisterChunkKernel("stablehlo.select", {SupportsSelect, RunSelectChunk});
 
 // A scalar predicate (or clamp bound) has no dimensions to split.
 std::optional<ShardingRule> ScalarOrElementwiseRule(const ir::Operation& op) {
@@ -226,7 +330,8 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.select",
                     .infer = InferElementwise,
                     .eval = EvalSelect,
                     .work = ElementwiseRule({.alu = 1}, {.alu = 2}),
-                    .sharding_rule = ScalarOrElementwiseRule});
+                    .sharding_rule = ScalarOrElementwiseRule,
+                    .splat_operands = true});
 
 // ---------------------------------------------------------------- clamp
 
@@ -264,15 +369,19 @@ void ClampLoop(const Codec& codec, const Tensor& lo, const Tensor& x, const Tens
   const int64_t ls = lo.rank() == 0 ? 0 : 1;
   const int64_t hs = hi.rank() == 0 ? 0 : 1;
   const int64_t n = x.num_elements();
-  for (int64_t i = 0; i < n; ++i) {
-    auto r = Minimum(Maximum(codec.Load(v[i]), codec.Load(l[i * ls])), codec.Load(h[i * hs]));
-    o[i] = codec.Store(r);
-  }
+  ParallelFor(n, kParallelElements, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      auto r = Minimum(Maximum(codec.Load(v[i]), codec.Load(l[i * ls])), codec.Load(h[i * hs]));
+      o[i] = codec.Store(r);
+    }
+  });
 }
 
-StatusOr<std::vector<Tensor>> EvalClamp(EvalContext&, const ir::Operation& op,
-                                        std::span<const Tensor> operands) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
+StatusOr<std::vector<Tensor>> EvalClamp(EvalContext& ctx, const ir::Operation& op,
+                                        std::span<const Tensor> in) {
+  const std::vector<Tensor> operands = ctx.TakeOperands(in);
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], ReuseOrAllocate(operands, {1}, op.result(0).type()));
   const Tensor& lo = operands[0];
   const Tensor& x = operands[1];
   const Tensor& hi = operands[2];

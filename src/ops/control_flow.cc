@@ -41,12 +41,14 @@ Status VerifyWhile(const ir::Operation& op) {
 
 StatusOr<std::vector<Tensor>> EvalWhile(EvalContext& ctx, const ir::Operation& op,
                                         std::span<const Tensor> operands) {
-  std::vector<Tensor> state(operands.begin(), operands.end());
+  // The loop holds its state alone (when its operands died here), so a body
+  // that updates a stacked buffer one slice per iteration writes in place.
+  std::vector<Tensor> state = ctx.TakeOperands(operands);
   for (int64_t i = 0;; ++i) {
     TPUSIM_RETURN_IF_ERROR(ctx.BeginIteration(op, i));
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> cond, ctx.RunRegion(op.region(0), state));
     if (cond[0].data<uint8_t>()[0] == 0) return state;
-    TPUSIM_ASSIGN_OR_RETURN(state, ctx.RunRegion(op.region(1), state));
+    TPUSIM_ASSIGN_OR_RETURN(state, ctx.RunRegionConsuming(op.region(1), std::move(state)));
   }
 }
 
@@ -120,8 +122,9 @@ Status VerifyComposite(const ir::Operation& op) {
 
 StatusOr<std::vector<Tensor>> EvalComposite(EvalContext& ctx, const ir::Operation& op,
                                             std::span<const Tensor> operands) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
-                          ctx.Call(op.attr("decomposition").str(), operands));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::vector<Tensor> results,
+      ctx.CallConsuming(op.attr("decomposition").str(), ctx.TakeOperands(operands)));
   if (static_cast<int>(results.size()) != op.num_results()) {
     return InvalidArgument("decomposition @" + op.attr("decomposition").str() + " returns " +
                            std::to_string(results.size()) + " values for " +

@@ -343,7 +343,7 @@ StatusOr<std::vector<Tensor>> EvalDynamicConv(EvalContext& ctx, const ir::Operat
   TPUSIM_ASSIGN_OR_RETURN(ConvConfig c, GetConvConfig(op));
   const Tensor& pad = operands[2];
   std::vector<int64_t> flat(pad.num_elements());
-  for (int64_t i = 0; i < pad.num_elements(); ++i) {
+  for (int64_t i = 0, n = pad.num_elements(); i < n; ++i) {
     flat[i] = numerics::LoadAsInt64(pad.element(),
                                     pad.raw() + i * ir::StorageBytes(pad.element()));
   }

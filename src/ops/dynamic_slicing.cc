@@ -59,7 +59,7 @@ Status VerifyDynamicSlice(const ir::Operation& op) {
 
 StatusOr<std::vector<Tensor>> EvalDynamicSlice(EvalContext&, const ir::Operation& op,
                                                std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(op.result(0).type()));
   const Tensor& operand = in[0];
   const int w = ir::StorageBytes(r.element());
   const int64_t start = ClampedStart(in.subspan(1), operand.shape(), r.shape());
@@ -123,12 +123,16 @@ Status VerifyDynamicUpdateSlice(const ir::Operation& op) {
   return CheckStartIndices(op, 2, operand.rank());
 }
 
-StatusOr<std::vector<Tensor>> EvalDynamicUpdateSlice(EvalContext&, const ir::Operation& op,
-                                                     std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, in[0].Clone());
+// Writes the update over the operand itself when this was its last use (a
+// loop filling a stacked buffer one slice per iteration), else over a copy.
+StatusOr<std::vector<Tensor>> EvalDynamicUpdateSlice(EvalContext& ctx, const ir::Operation& op,
+                                                     std::span<const Tensor> operands) {
+  std::vector<Tensor> in = ctx.TakeOperands(operands);
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, WritableCopy(in[0]));
   const Tensor& update = in[1];
   const int w = ir::StorageBytes(r.element());
-  const int64_t start = ClampedStart(in.subspan(2), r.shape(), update.shape());
+  const int64_t start =
+      ClampedStart(std::span<const Tensor>(in).subspan(2), r.shape(), update.shape());
   StridedCopier(w, update.shape(), RowMajorStrides(update.shape()), RowMajorStrides(r.shape()))
       .Run(update.raw(), r.mutable_raw() + start * w);
   return std::vector<Tensor>{std::move(r)};

@@ -28,14 +28,16 @@ Status VerifyBinary(const ir::Operation& op) {
 // is Fn and whose work is `work`.
 template <unsigned kClasses, class Fn>
 OpDef BinaryDef(const char* name, WorkFn work, VerifyFn verify = VerifyBinary<kClasses>) {
+  RegisterSameTypeChunk<kClasses, Fn>(name);  // for fused loops
   return {.name = name,
           .verify = std::move(verify),
           .infer = InferElementwise,
           .eval =
-              [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
-                return EvalSameType<kClasses>(op, operands, Fn{});
+              [](EvalContext& ctx, const ir::Operation& op, std::span<const Tensor> operands) {
+                return EvalSameType<kClasses>(ctx, op, operands, Fn{});
               },
-          .work = std::move(work)};
+          .work = std::move(work),
+          .splat_operands = true};
 }
 
 // The spec allows complex remainder but leaves its semantics TBD.

@@ -26,20 +26,23 @@ Status VerifyUnary(const ir::Operation& op) {
 // Fn (called with the compute type) and whose work is `work`.
 template <unsigned kClasses, class Fn>
 OpDef UnaryDef(const char* name, WorkFn work) {
+  RegisterSameTypeChunk<kClasses, Fn>(name);  // for fused loops
   return {.name = name,
           .verify = VerifyUnary<kClasses>,
           .infer = InferElementwise,
           .eval =
-              [](EvalContext&, const ir::Operation& op, std::span<const Tensor> operands) {
-                return EvalSameType<kClasses>(op, operands, Fn{});
+              [](EvalContext& ctx, const ir::Operation& op, std::span<const Tensor> operands) {
+                return EvalSameType<kClasses>(ctx, op, operands, Fn{});
               },
           .work = std::move(work)};
 }
 
 // A transcendental function given by its double and complex<double> forms
-// (captureless lambda types), evaluated through ViaDouble.
+// (captureless lambda types), evaluated through ViaDouble; on bf16 and f16
+// tensors through a table of its values (Table16).
 template <class RealFn, class ComplexFn>
 struct ViaDoubleFn {
+  static constexpr bool kTabulate = true;
   template <class C> C operator()(C x) const {
     if constexpr (kIsComplex<C>) return ViaDouble(x, ComplexFn{});
     else return ViaDouble(x, RealFn{});
@@ -87,8 +90,18 @@ using Tan = ViaDoubleFn<decltype([](D z) { return std::tan(z); }),
                         decltype([](CD z) { return std::tan(z); })>;
 using Tanh = ViaDoubleFn<decltype([](D z) { return std::tanh(z); }),
                          decltype([](CD z) { return std::tanh(z); })>;
-using Sqrt = ViaDoubleFn<decltype([](D z) { return std::sqrt(z); }),
-                         decltype([](CD z) { return std::sqrt(z); })>;
+// A float's square root computed in float: the double square root rounded to
+// float gives the same bits (double rounding is innocuous for sqrt when the
+// wider format has at least 2p + 2 bits, 53 >= 2 * 24 + 2), and the float
+// form vectorizes.
+using SqrtViaDouble = ViaDoubleFn<decltype([](D z) { return std::sqrt(z); }),
+                                  decltype([](CD z) { return std::sqrt(z); })>;
+struct Sqrt : SqrtViaDouble {
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return std::sqrt(x);
+    else return SqrtViaDouble::operator()(x);
+  }
+};
 using Rsqrt = ViaDoubleFn<decltype([](D z) { return 1 / std::sqrt(z); }),
                           decltype([](CD z) { return 1.0 / std::sqrt(z); })>;
 using Cbrt = ViaDoubleFn<decltype([](D z) { return std::cbrt(z); }),
@@ -164,13 +177,14 @@ void ComplexAbs(const Tensor& in, Tensor& out) {
            [](std::complex<T> z) { return static_cast<T>(std::abs(CD(z.real(), z.imag()))); });
 }
 
-StatusOr<std::vector<Tensor>> EvalAbs(EvalContext&, const ir::Operation& op,
+StatusOr<std::vector<Tensor>> EvalAbs(EvalContext& ctx, const ir::Operation& op,
                                       std::span<const Tensor> operands) {
   ir::ElementType e = operands.empty() ? ir::ElementType::kI1 : operands[0].element();
   if (!ir::IsComplex(e)) {
-    return EvalSameType<kSignedTypes | kFloatTypes>(op, operands, Abs{});
+    return EvalSameType<kSignedTypes | kFloatTypes>(ctx, op, operands, Abs{});
   }
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], Tensor::AllocateUninitialized(op.result(0).type()));
   if (out[0].num_elements() != operands[0].num_elements() ||
       out[0].element() != ir::ComplexPartType(e)) {
     return Internal("'stablehlo.abs' result does not match its operand");
@@ -191,7 +205,8 @@ Status VerifyIsFinite(const ir::Operation& op) {
 
 StatusOr<std::vector<Tensor>> EvalIsFinite(EvalContext&, const ir::Operation& op,
                                            std::span<const Tensor> operands) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateResults(op));
+  std::vector<Tensor> out(1);
+  TPUSIM_ASSIGN_OR_RETURN(out[0], Tensor::AllocateUninitialized(op.result(0).type()));
   const Tensor& x = operands[0];
   if (out[0].num_elements() != x.num_elements() || out[0].element() != ir::ElementType::kI1) {
     return Internal("'stablehlo.is_finite' result does not match its operand");

@@ -71,7 +71,7 @@ std::vector<c128> Load(const Tensor& t) {
   const ir::ElementType e = t.element();
   const int w = ir::StorageBytes(e);
   std::vector<c128> v(t.num_elements());
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
+  for (int64_t i = 0, n = t.num_elements(); i < n; ++i) {
     const uint8_t* p = t.raw() + i * w;
     if (ir::IsComplex(e)) {
       const ir::ElementType part = ir::ComplexPartType(e);
@@ -86,7 +86,7 @@ std::vector<c128> Load(const Tensor& t) {
 void Store(const std::vector<c128>& v, Tensor& t) {
   const ir::ElementType e = t.element();
   const int w = ir::StorageBytes(e);
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
+  for (int64_t i = 0, n = t.num_elements(); i < n; ++i) {
     uint8_t* p = t.mutable_raw() + i * w;
     if (ir::IsComplex(e)) {
       const ir::ElementType part = ir::ComplexPartType(e);

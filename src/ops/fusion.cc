@@ -4,6 +4,7 @@
 // once, and keeps the values in between on chip.
 #include <algorithm>
 
+#include "ops/fusion_chunks.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 
@@ -53,9 +54,16 @@ Status VerifyFusion(const ir::Operation& op) {
   return VerifyBody(op);
 }
 
+// A large loop kernel of elementwise ops runs chunk by chunk; anything else
+// op by op, its operands handed to the region (whose ops may reuse them).
 StatusOr<std::vector<Tensor>> EvalFusion(EvalContext& ctx, const ir::Operation& op,
                                          std::span<const Tensor> operands) {
-  return ctx.RunRegion(op.region(0), operands);
+  const ir::Attribute kind = op.attr("kind");
+  if (kind.kind() == ir::Attribute::Kind::kString && kind.str() == "kLoop") {
+    std::optional<StatusOr<std::vector<Tensor>>> chunked = EvalLoopInChunks(ctx, op, operands);
+    if (chunked.has_value()) return std::move(*chunked);
+  }
+  return ctx.RunRegionConsuming(op.region(0), ctx.TakeOperands(operands));
 }
 
 // ---- work: the inner ops' compute, HBM traffic for operands and results only

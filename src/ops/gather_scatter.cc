@@ -12,6 +12,7 @@
 #include "ops/kernels/region_kernels.h"
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
+#include "ops/util/parallel.h"
 #include "ops/util/shape_infer.h"
 #include "ops/util/work_util.h"
 
@@ -217,7 +218,7 @@ StatusOr<std::vector<ir::Type>> InferGather(const ir::Operation& op, Values valu
 // gather's value. REQUIRES: CheckGather passed for these slice sizes.
 StatusOr<Tensor> Gather(const Tensor& operand, const Tensor& indices, const DimNumbers& n,
                         const std::vector<int64_t>& slice_sizes, const ir::Type& type) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(type));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(type));
   if (r.num_elements() == 0) return r;
   if (operand.num_elements() == 0) {
     // Only a size-0 collapsed slice of an empty operand gets here; the
@@ -241,19 +242,33 @@ StatusOr<Tensor> Gather(const Tensor& operand, const Tensor& indices, const DimN
   const StridedCopier copy(w, slice_shape, src_strides, dst_strides);
   const IndexReader reader(indices, n.index_vector_dim);
   const ir::Shape batch_shape = BatchShape(indices.shape(), n.index_vector_dim);
-  std::vector<int64_t> batch(batch_shape.size(), 0), start;
-  do {
-    reader.Read(batch, static_cast<int64_t>(n.index_map.size()), start);
-    int64_t src = 0;
-    for (size_t k = 0; k < n.index_map.size(); ++k) {
-      const int64_t d = n.index_map[k];
-      src += std::clamp<int64_t>(start[k], 0, operand.shape()[d] - slice_sizes[d]) * op_strides[d];
-    }
-    for (size_t i = 0; i < n.operand_batching.size(); ++i) {
-      src += reader.BatchEntry(batch, n.indices_batching[i]) * op_strides[n.operand_batching[i]];
-    }
-    copy.Run(operand.raw() + src * w, r.mutable_raw() + FlatOffset(batch, batch_dst_strides) * w);
-  } while (NextIndex(batch, batch_shape));
+  // Each batch position writes its own slice of the result: threads take
+  // ranges of positions.
+  const int64_t positions = ir::NumElements(batch_shape);
+  const int64_t slice_bytes = std::max<int64_t>(1, copy.num_elements() * w);
+  ParallelFor(positions, std::max<int64_t>(1, (int64_t{1} << 18) / slice_bytes),
+              [&](int64_t begin, int64_t end) {
+                std::vector<int64_t> batch(batch_shape.size(), 0), start;
+                for (int64_t rest = begin, d = static_cast<int64_t>(batch.size()); d-- > 0;) {
+                  batch[d] = rest % batch_shape[d];
+                  rest /= batch_shape[d];
+                }
+                for (int64_t p = begin; p < end; ++p, NextIndex(batch, batch_shape)) {
+                  reader.Read(batch, static_cast<int64_t>(n.index_map.size()), start);
+                  int64_t src = 0;
+                  for (size_t k = 0; k < n.index_map.size(); ++k) {
+                    const int64_t d = n.index_map[k];
+                    src += std::clamp<int64_t>(start[k], 0, operand.shape()[d] - slice_sizes[d]) *
+                           op_strides[d];
+                  }
+                  for (size_t i = 0; i < n.operand_batching.size(); ++i) {
+                    src += reader.BatchEntry(batch, n.indices_batching[i]) *
+                           op_strides[n.operand_batching[i]];
+                  }
+                  copy.Run(operand.raw() + src * w,
+                           r.mutable_raw() + FlatOffset(batch, batch_dst_strides) * w);
+                }
+              });
   return r;
 }
 
@@ -468,22 +483,24 @@ Status ForEachScatterTarget(const ir::Shape& input, const Tensor& indices, const
 }
 
 StatusOr<std::vector<Tensor>> EvalScatter(EvalContext& ctx, const ir::Operation& op,
-                                          std::span<const Tensor> in) {
+                                          std::span<const Tensor> operands) {
   const int n = op.num_results();
   for (int i = 0; i < n; ++i) {
-    if (op.result(i).type().element() != in[i].element()) {
+    if (op.result(i).type().element() != operands[i].element()) {
       return Unimplemented("'stablehlo.scatter' with element promotion in update_computation");
     }
   }
   TPUSIM_ASSIGN_OR_RETURN(DimNumbers dn, ReadDimNumbers(op, "scatter_dimension_numbers", true));
+  // The inputs are updated in place when this was their last use.
+  std::vector<Tensor> in = ctx.TakeOperands(operands);
   std::vector<Tensor> results;
   for (int i = 0; i < n; ++i) {
-    TPUSIM_ASSIGN_OR_RETURN(Tensor r, in[i].Clone());
+    TPUSIM_ASSIGN_OR_RETURN(Tensor r, WritableCopy(in[i]));
     results.push_back(std::move(r));
   }
   const Tensor& indices = in[n];
-  std::span<const Tensor> updates = in.subspan(n + 1);
-  const ir::Shape& input_shape = in[0].shape();
+  std::span<const Tensor> updates = std::span<const Tensor>(in).subspan(n + 1);
+  const ir::Shape& input_shape = results[0].shape();
   const ir::Shape& update_shape = updates[0].shape();
 
   // Fast paths: "replace" and one elementwise op, single input.

@@ -10,6 +10,7 @@
 
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
+#include "ops/util/parallel.h"
 #include "ops/util/shape_infer.h"
 #include "ops/util/work_util.h"
 #include "tpusim/ir/dynamic.h"
@@ -160,7 +161,7 @@ Status VerifyTranspose(const ir::Operation& op) {
 StatusOr<std::vector<Tensor>> EvalTranspose(EvalContext&, const ir::Operation& op,
                                             std::span<const Tensor> in) {
   TPUSIM_ASSIGN_OR_RETURN(auto perm, GetInts(op, "permutation"));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(op.result(0).type()));
   const std::vector<int64_t> in_strides = RowMajorStrides(in[0].shape());
   std::vector<int64_t> src_strides;
   for (int64_t p : perm) src_strides.push_back(in_strides[p]);
@@ -219,7 +220,7 @@ Status VerifyReverse(const ir::Operation& op) {
 StatusOr<std::vector<Tensor>> EvalReverse(EvalContext&, const ir::Operation& op,
                                           std::span<const Tensor> in) {
   TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(op.result(0).type()));
   const std::vector<int64_t> strides = RowMajorStrides(r.shape());
   std::vector<int64_t> src_strides = strides;
   int64_t src_start = 0;  // the operand element that lands at result index 0
@@ -293,20 +294,25 @@ Status VerifyConcatenate(const ir::Operation& op) {
 StatusOr<std::vector<Tensor>> EvalConcatenate(EvalContext&, const ir::Operation& op,
                                               std::span<const Tensor> in) {
   const int64_t dim = op.attr("dimension").int_value();
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(op.result(0).type()));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(op.result(0).type()));
   if (r.size_bytes() == 0) return std::vector<Tensor>{std::move(r)};
   // Viewed as [outer, dim * inner] rows, each input fills a column block.
   int64_t outer = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= r.shape()[d];
   const int64_t row_bytes = r.size_bytes() / outer;
-  int64_t col = 0;
-  for (const Tensor& t : in) {
-    const int64_t chunk = t.size_bytes() / outer;
-    for (int64_t o = 0; o < outer && chunk > 0; ++o) {
-      std::memcpy(r.mutable_raw() + o * row_bytes + col, t.raw() + o * chunk, chunk);
-    }
-    col += chunk;
-  }
+  uint8_t* out = r.mutable_raw();
+  // Rows go to threads; within a row, each input's block in turn.
+  ParallelFor(outer, std::max<int64_t>(1, (int64_t{1} << 18) / row_bytes),
+              [&](int64_t begin, int64_t end) {
+                int64_t col = 0;
+                for (const Tensor& t : in) {
+                  const int64_t chunk = t.size_bytes() / outer;
+                  for (int64_t o = begin; o < end && chunk > 0; ++o) {
+                    std::memcpy(out + o * row_bytes + col, t.raw() + o * chunk, chunk);
+                  }
+                  col += chunk;
+                }
+              });
   return std::vector<Tensor>{std::move(r)};
 }
 
@@ -486,7 +492,7 @@ TPUSIM_REGISTER_OP({.name = "stablehlo.iota",
 
 StatusOr<Tensor> Slice(const Tensor& operand, const ir::Type& result_type,
                        const std::vector<int64_t>& start, const std::vector<int64_t>& steps) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(result_type));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(result_type));
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape());
   std::vector<int64_t> src_strides;
   for (size_t d = 0; d < steps.size(); ++d) src_strides.push_back(in_strides[d] * steps[d]);
@@ -512,7 +518,7 @@ Status CheckBroadcastInDim(const ir::Operation& op, const ir::Type& operand,
 
 StatusOr<Tensor> BroadcastInDim(const Tensor& operand, const ir::Type& result_type,
                                 const std::vector<int64_t>& dims) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(result_type));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(result_type));
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape());
   std::vector<int64_t> src_strides(r.rank(), 0);  // new dimensions repeat
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -559,7 +565,7 @@ Status CheckPad(const ir::Operation& op, const ir::Type& operand, const ir::Type
 StatusOr<Tensor> Pad(const Tensor& operand, const Tensor& padding_value,
                      const ir::Type& result_type, const std::vector<int64_t>& low,
                      const std::vector<int64_t>& interior) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(result_type));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(result_type));
   FillWithScalar(r, padding_value);
   // Operand index i lands at low + i * (interior + 1); negative low padding
   // drops the operand elements that land before 0, negative high padding
@@ -634,11 +640,11 @@ Work RelayoutWork(const ir::Operation& op, const std::vector<int64_t>& perm, boo
 }
 
 StatusOr<Tensor> Iota(const ir::Type& type, int64_t dimension) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(type));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor r, Tensor::AllocateUninitialized(type));
   const ir::ElementType e = type.element();
   const int64_t n = type.dim(dimension);
   // The n distinct values, converted once, then broadcast over the other
-  // dimensions.
+  // dimensions. Zeroed: a complex value gets its real part alone.
   TPUSIM_ASSIGN_OR_RETURN(Tensor values, Tensor::Allocate(ir::Type::Tensor(e, {n})));
   const int w = ir::StorageBytes(e);
   for (int64_t i = 0; i < n; ++i) {

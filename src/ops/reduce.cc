@@ -11,6 +11,7 @@
 #include "ops/kernels/region_kernels.h"
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
+#include "ops/util/parallel.h"
 #include "ops/util/shape_infer.h"
 #include "ops/util/work_util.h"
 
@@ -64,38 +65,122 @@ Status CheckNoPromotion(const ir::Operation& op, int n) {
   return Status::Ok();
 }
 
-// Strides of the result for each input dimension; 0 for reduced ones.
-std::vector<int64_t> ResultStridesPerInputDim(const ir::Shape& input,
-                                              const std::vector<int64_t>& dims,
-                                              const ir::Shape& result) {
-  const std::vector<int64_t> rs = RowMajorStrides(result);
-  std::vector<int64_t> out(input.size(), 0);
-  size_t r = 0;
+// A reduction's index space with size-1 dimensions dropped and neighbours of
+// one kind (kept or reduced) merged: the input's strides and the result's
+// (0 along reduced dimensions), in elements.
+struct ReduceSpace {
+  std::vector<int64_t> shape, in_strides, out_strides;
+};
+
+ReduceSpace MergedSpace(const ir::Shape& input, const std::vector<int64_t>& dims) {
+  ReduceSpace r;
+  std::vector<bool> reduced(input.size(), false);
+  for (int64_t d : dims) reduced[d] = true;
+  bool last_reduced = false;
   for (size_t d = 0; d < input.size(); ++d) {
-    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end()) {
-      out[d] = rs[r++];
+    if (input[d] == 1) continue;
+    if (!r.shape.empty() && reduced[d] == last_reduced) {
+      r.shape.back() *= input[d];
+    } else {
+      r.shape.push_back(input[d]);
+      last_reduced = reduced[d];
+      r.out_strides.push_back(reduced[d] ? 0 : 1);  // kept: marked, set below
     }
   }
-  return out;
+  // Row-major strides of the input over the merged shape, and of the result
+  // over the merged kept dimensions.
+  r.in_strides.assign(r.shape.size(), 1);
+  for (size_t d = r.shape.size(); d-- > 1;) r.in_strides[d - 1] = r.in_strides[d] * r.shape[d];
+  int64_t out = 1;
+  for (size_t d = r.shape.size(); d-- > 0;) {
+    if (r.out_strides[d] == 0) continue;
+    r.out_strides[d] = out;
+    out *= r.shape[d];
+  }
+  return r;
+}
+
+// out[t] = f(out[t], in[s]) over an index space in row-major order, so that
+// each result element folds its inputs in ascending order of the reduced
+// index. The innermost dimension runs as a tight loop: into one accumulator
+// when it is reduced, elementwise over a row when it is kept.
+template <class F, class S>
+void FoldStrided(const ReduceSpace& r, const F& f, const S* in, S* out) {
+  const size_t rank = r.shape.size();
+  if (rank == 0) {
+    out[0] = f(out[0], in[0]);
+    return;
+  }
+  const size_t inner = rank - 1;
+  const int64_t n = r.shape[inner];
+  const bool inner_reduced = r.out_strides[inner] == 0;
+  std::vector<int64_t> index(rank, 0);
+  int64_t s = 0, t = 0;
+  while (true) {
+    if (inner_reduced) {
+      S acc = out[t];
+      const S* p = in + s;
+      for (int64_t i = 0; i < n; ++i) acc = f(acc, p[i]);
+      out[t] = acc;
+    } else {
+      S* __restrict o = out + t;
+      const S* __restrict p = in + s;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], p[i]);
+    }
+    size_t d = inner;
+    while (d-- > 0) {
+      s += r.in_strides[d];
+      t += r.out_strides[d];
+      if (++index[d] < r.shape[d]) break;
+      s -= r.in_strides[d] * r.shape[d];
+      t -= r.out_strides[d] * r.shape[d];
+      index[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+// The kept dimension to split among threads: the outermost one long enough
+// for each thread to take a part, else the longest; -1 if none is kept.
+int SplitDimension(const ReduceSpace& r) {
+  int best = -1;
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    if (r.out_strides[d] == 0) continue;
+    if (r.shape[d] >= 8) return static_cast<int>(d);
+    if (best < 0 || r.shape[d] > r.shape[best]) best = static_cast<int>(d);
+  }
+  return best;
 }
 
 // The typed fold for a single-input reduce whose body is one binary op;
-// false if there is no kernel for it.
+// false if there is no kernel for it. Threads take disjoint ranges of one
+// kept dimension: every result element is folded by one thread, in the
+// serial order.
 bool TryReduceFast(const ir::Operation& op, const Tensor& input, Tensor& result,
                    const std::vector<int64_t>& dims) {
   std::optional<BinaryKind> kind = MatchBinaryRegion(op.region(0));
   if (!kind) return false;
-  const std::vector<int64_t> in_strides = RowMajorStrides(input.shape());
-  const std::vector<int64_t> out_strides =
-      ResultStridesPerInputDim(input.shape(), dims, result.shape());
+  const ReduceSpace space = MergedSpace(input.shape(), dims);
+  const int64_t total = input.num_elements();
   return WithBinaryKernel(input.element(), *kind, [&](auto f) {
     using S = typename decltype(f)::Storage;
     const S* in = input.data<S>();
     S* out = result.mutable_data<S>();
-    // Row-major order visits each result element's inputs in ascending
-    // lexicographic order of the reduced index: a left fold.
-    ForEachStrided(input.shape(), in_strides, out_strides,
-                   [&](int64_t s, int64_t t) { out[t] = f(out[t], in[s]); });
+    if (total == 0) return;
+    const int split = SplitDimension(space);
+    if (split < 0) {
+      FoldStrided(space, f, in, out);
+      return;
+    }
+    const int64_t extent = space.shape[split];
+    const int64_t per_index = total / extent;
+    ParallelFor(extent, std::max<int64_t>(1, kParallelElements / per_index),
+                [&](int64_t b, int64_t e) {
+                  ReduceSpace part = space;
+                  part.shape[split] = e - b;
+                  FoldStrided(part, f, in + b * space.in_strides[split],
+                              out + b * space.out_strides[split]);
+                });
   });
 }
 
@@ -104,8 +189,11 @@ StatusOr<std::vector<Tensor>> EvalReduce(EvalContext& ctx, const ir::Operation& 
   const int n = op.num_results();
   TPUSIM_RETURN_IF_ERROR(CheckNoPromotion(op, n));
   TPUSIM_ASSIGN_OR_RETURN(auto dims, GetInts(op, "dimensions"));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> results, AllocateResults(op));
-  for (int i = 0; i < n; ++i) FillWithScalar(results[i], in[n + i]);
+  std::vector<Tensor> results(n);
+  for (int i = 0; i < n; ++i) {
+    TPUSIM_ASSIGN_OR_RETURN(results[i], Tensor::AllocateUninitialized(op.result(i).type()));
+    FillWithScalar(results[i], in[n + i]);
+  }
   if (n == 1 && TryReduceFast(op, in[0], results[0], dims)) return results;
 
   // General path: for each result element, fold its inputs through the body.
@@ -125,7 +213,8 @@ StatusOr<std::vector<Tensor>> EvalReduce(EvalContext& ctx, const ir::Operation& 
   const ir::Shape& out_shape = results[0].shape();
   std::vector<int64_t> out_index(out_shape.size(), 0), red_index(reduced_shape.size(), 0);
   std::vector<Tensor> args(2 * n);
-  for (int64_t o = 0; o < results[0].num_elements(); ++o, NextIndex(out_index, out_shape)) {
+  for (int64_t o = 0, n_out = results[0].num_elements(); o < n_out;
+       ++o, NextIndex(out_index, out_shape)) {
     const int64_t base = FlatOffset(out_index, kept_strides);
     for (int i = 0; i < n; ++i) {
       TPUSIM_ASSIGN_OR_RETURN(args[i], ScalarAt(results[i], o));

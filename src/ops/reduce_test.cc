@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "ops/testing/mlir_test_util.h"
+#include "ops/util/index_util.h"
+#include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops {
 namespace {
@@ -88,6 +94,93 @@ TEST(ReduceTest, RejectsRepeatedDimension) {
       return %r : tensor<3xf32>
     })");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+}
+
+// A row-major left fold of `x` over `dims` (the reference order), with
+// `add` on stored elements.
+template <class S, class Add>
+std::vector<S> FoldReference(const std::vector<S>& x, const std::vector<int64_t>& shape,
+                             const std::vector<int64_t>& dims, S init, Add add) {
+  std::vector<int64_t> kept_strides(shape.size(), 0), out_shape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end()) {
+      out_shape.push_back(shape[d]);
+    }
+  }
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end()) continue;
+    kept_strides[d] = stride;
+    stride *= shape[d];
+  }
+  std::vector<S> out(stride, init);
+  std::vector<int64_t> index(shape.size(), 0);
+  int64_t flat = 0;
+  do {
+    int64_t o = 0;
+    for (size_t d = 0; d < shape.size(); ++d) o += index[d] * kept_strides[d];
+    out[o] = add(out[o], x[flat++]);
+  } while (NextIndex(index, shape));
+  return out;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape, const char* e) {
+  std::string s = "tensor<";
+  for (int64_t d : shape) s += std::to_string(d) + "x";
+  return s + e + ">";
+}
+
+// A large f32 and bf16 sum over every set of dimensions (the loop splits
+// the kept dimensions among threads): the serial fold's bits.
+TEST(ReduceTest, ParallelFoldKeepsEachResultsOrder) {
+  const std::vector<int64_t> shape = {6, 130, 210};
+  const int64_t n = 6 * 130 * 210;
+  std::vector<float> xf(n);
+  std::vector<uint16_t> xh(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xf[i] = std::sin(static_cast<float>(i) * 0.37f) * 1e3f + 1e-3f * static_cast<float>(i % 7);
+    xh[i] = numerics::FloatToBf16(xf[i]);
+  }
+  const Tensor tf = testing::Make(ir::Type::Tensor(ir::ElementType::kF32, shape), xf);
+  const Tensor th = testing::Make(ir::Type::Tensor(ir::ElementType::kBF16, shape), xh);
+  const Tensor init_f =
+      testing::Make(ir::Type::Tensor(ir::ElementType::kF32, {}), std::vector<float>{0.5f});
+  const Tensor init_h =
+      testing::Make(ir::Type::Tensor(ir::ElementType::kBF16, {}), std::vector<uint16_t>{0x3f00});
+  for (const std::vector<int64_t>& dims :
+       std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}}) {
+    std::vector<int64_t> out_shape;
+    std::string dims_text;
+    for (int64_t d = 0; d < 3; ++d) {
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) out_shape.push_back(shape[d]);
+    }
+    for (size_t i = 0; i < dims.size(); ++i) dims_text += (i ? ", " : "") + std::to_string(dims[i]);
+    for (const char* e : {"f32", "bf16"}) {
+      const std::string in = ShapeText(shape, e), out = ShapeText(out_shape, e);
+      const std::string s = ShapeText({}, e);
+      auto r = RunMlir("func.func @main(%x: " + in + ", %c: " + s + ") -> " + out +
+                           " {\n %r = stablehlo.reduce(%x init: %c) applies stablehlo.add "
+                           "across dimensions = [" +
+                           dims_text + "] : (" + in + ", " + s + ") -> " + out +
+                           "\n return %r : " + out + "\n}",
+                       std::string(e) == "f32" ? std::vector<Tensor>{tf, init_f}
+                                               : std::vector<Tensor>{th, init_h});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      if (std::string(e) == "f32") {
+        EXPECT_EQ(Read<float>((*r)[0]),
+                  FoldReference(xf, shape, dims, 0.5f, [](float a, float b) { return a + b; }))
+            << dims_text;
+      } else {
+        EXPECT_EQ(Read<uint16_t>((*r)[0]),
+                  FoldReference(xh, shape, dims, uint16_t{0x3f00},
+                                [](uint16_t a, uint16_t b) {
+                                  return numerics::FloatToBf16(numerics::Bf16ToFloat(a) +
+                                                               numerics::Bf16ToFloat(b));
+                                }))
+            << dims_text;
+      }
+    }
+  }
 }
 
 TEST(MapTest, AppliesComputationPerElement) {

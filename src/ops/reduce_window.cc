@@ -84,7 +84,8 @@ StatusOr<std::vector<Tensor>> ReduceWindows(const Window& w, std::span<const Ten
   const ir::Shape& out_shape = results[0].shape();
   std::vector<int64_t> o(w.rank(), 0), k(w.rank(), 0);
   std::vector<Tensor> args(2 * n);
-  for (int64_t r = 0; r < results[0].num_elements(); ++r, NextIndex(o, out_shape)) {
+  for (int64_t r = 0, r_end = results[0].num_elements(); r < r_end;
+       ++r, NextIndex(o, out_shape)) {
     for (size_t i = 0; i < n; ++i) args[i] = in[n + i];
     do {
       const int64_t at = w.InputOffset(o, k, in_strides);
@@ -166,7 +167,8 @@ bool TryReduceWindowFast(const ir::Operation& op, const Window& w, const Tensor&
     const S init_value = *init.data<S>();
     S* out = result.mutable_data<S>();
     std::vector<int64_t> o(w.rank(), 0), k(w.rank(), 0);
-    for (int64_t r = 0; r < result.num_elements(); ++r, NextIndex(o, result.shape())) {
+    for (int64_t r = 0, r_end = result.num_elements(); r < r_end;
+         ++r, NextIndex(o, result.shape())) {
       S acc = init_value;
       do {
         const int64_t at = w.InputOffset(o, k, in_strides);
@@ -288,7 +290,8 @@ StatusOr<std::vector<int64_t>> SelectPositions(const Window& w, const ir::Shape&
   std::vector<int64_t> picked;
   picked.reserve(ir::NumElements(source));
   std::vector<int64_t> o(w.rank(), 0), k(w.rank(), 0);
-  for (int64_t s = 0; s < ir::NumElements(source); ++s, NextIndex(o, source)) {
+  for (int64_t s = 0, s_end = ir::NumElements(source); s < s_end;
+       ++s, NextIndex(o, source)) {
     int64_t best = -1;
     do {
       const int64_t at = w.InputOffset(o, k, in_strides);

@@ -1,5 +1,8 @@
 // Ops that structure a program rather than compute: constants, returns and
 // calls between functions.
+#include <cstring>
+
+#include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
 
@@ -15,9 +18,28 @@ Status VerifyConstant(const ir::Operation& op) {
   return ExpectResultType(op, 0, value.type());
 }
 
+// A splat fills its tensor on the host's cores; other values are copied
+// whole. Anything unusual goes through Tensor::FromAttribute.
 StatusOr<std::vector<Tensor>> EvalConstant(EvalContext&, const ir::Operation& op,
                                            std::span<const Tensor>) {
-  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::FromAttribute(op.attr("value")));
+  const ir::Attribute value = op.attr("value");
+  if (value.kind() == ir::Attribute::Kind::kDenseElements && value.type().is_tensor()) {
+    const std::vector<uint8_t>& bytes = value.bytes();
+    const int w = ir::StorageBytes(value.type().element());
+    if (value.is_splat() && static_cast<int64_t>(bytes.size()) >= w) {
+      TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateUninitialized(value.type()));
+      FillWithElement(t, bytes.data());
+      return std::vector<Tensor>{std::move(t)};
+    }
+    if (!value.is_splat()) {
+      TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateUninitialized(value.type()));
+      if (static_cast<int64_t>(bytes.size()) == t.size_bytes()) {
+        if (!bytes.empty()) std::memcpy(t.mutable_raw(), bytes.data(), bytes.size());
+        return std::vector<Tensor>{std::move(t)};
+      }
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::FromAttribute(value));
   return std::vector<Tensor>{std::move(t)};
 }
 
@@ -40,7 +62,7 @@ StatusOr<std::vector<Tensor>> EvalCall(EvalContext& ctx, const ir::Operation& op
                                        std::span<const Tensor> operands) {
   TPUSIM_ASSIGN_OR_RETURN(ir::Attribute callee,
                           GetAttr(op, "callee", ir::Attribute::Kind::kSymbolRef));
-  return ctx.Call(callee.str(), operands);
+  return ctx.CallConsuming(callee.str(), ctx.TakeOperands(operands));
 }
 
 Status VerifyCall(const ir::Operation& op) {

@@ -53,6 +53,33 @@ class EvalContext {
   // Calls a function of the module by name.
   virtual StatusOr<std::vector<Tensor>> Call(std::string_view function,
                                              std::span<const Tensor> args) = 0;
+
+  // In-place evaluation. An op's result may reuse the storage of an operand
+  // that nothing else holds any more (its last use, as a loop updates a
+  // stacked buffer one slice per iteration): the op takes its operands, and
+  // writes into one whose Tensor::unique_storage() is true instead of
+  // allocating.
+  //
+  // The op's operands as values it owns. When `operands` is the span the
+  // interpreter handed to the op being evaluated, its tensors are moved out
+  // (so an operand dead after this op is then held by the returned vector
+  // alone); otherwise, as in every context but the interpreter, they are
+  // copies, never unique. Call it at most once per evaluation, and read the
+  // operands from the returned vector afterwards.
+  virtual std::vector<Tensor> TakeOperands(std::span<const Tensor> operands) {
+    return {operands.begin(), operands.end()};
+  }
+  // As RunRegion and Call, with arguments the region's or function's ops may
+  // consume in place (those held by `args` alone: taken with TakeOperands or
+  // results of an earlier region run).
+  virtual StatusOr<std::vector<Tensor>> RunRegionConsuming(const ir::Region& region,
+                                                           std::vector<Tensor> args) {
+    return RunRegion(region, args);
+  }
+  virtual StatusOr<std::vector<Tensor>> CallConsuming(std::string_view function,
+                                                      std::vector<Tensor> args) {
+    return Call(function, args);
+  }
   // This process's place in the replicas x partitions grid (0, 0 alone).
   virtual int64_t replica_id() const = 0;
   virtual int64_t partition_id() const = 0;
@@ -116,6 +143,12 @@ struct OpDef {
   // How the SPMD partitioner may split the op across devices; null: it runs
   // on whole arrays. Elementwise ops need none (ElementwiseShardingRule).
   ShardingRuleFn sharding_rule;
+  // The evaluation accepts, for an operand of more than one element, a
+  // Tensor of one element standing for the operand filled with it
+  // (IsSplatPlaceholder in ops/util/op_util.h): the interpreter then never
+  // expands a large splat constant, nor a broadcast of one element, that
+  // only such ops read.
+  bool splat_operands = false;
 };
 
 class OpRegistry {

@@ -51,13 +51,19 @@ Status VerifySameType(const ir::Operation& op, int num_operands, unsigned classe
   return ExpectResultType(op, 0, type);
 }
 
-Status CheckSameSize(const ir::Operation& op, std::span<const Tensor> operands) {
+Status CheckSameSize(const ir::Operation& op, std::span<const Tensor> operands,
+                     bool allow_splats) {
   if (static_cast<int>(operands.size()) != op.num_operands() || op.num_results() != 1 ||
       !op.result(0).type().is_tensor()) {
     return Internal("'" + op.name_str() + "' evaluated with malformed operands");
   }
   const ir::Type& result = op.result(0).type();
-  for (const Tensor& t : operands) {
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Tensor& t = operands[i];
+    if (allow_splats && IsSplatPlaceholder(t, result.num_elements()) &&
+        t.element() == result.element()) {
+      continue;  // one element standing for all (OpDef::splat_operands)
+    }
     if (!t.type().is_tensor() || t.element() != result.element() ||
         t.num_elements() != result.num_elements()) {
       return Internal("'" + op.name_str() + "' operand " + t.type().ToString() +

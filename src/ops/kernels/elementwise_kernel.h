@@ -13,19 +13,24 @@
 #ifndef TPUSIM_OPS_KERNELS_ELEMENTWISE_KERNEL_H_
 #define TPUSIM_OPS_KERNELS_ELEMENTWISE_KERNEL_H_
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "ops/kernels/chunk_kernels.h"
 #include "ops/util/op_util.h"
+#include "ops/util/parallel.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::ops::ew {
@@ -212,13 +217,46 @@ inline void UnaryBlock(const CI& ci, const typename CI::Storage* __restrict in, 
   for (int64_t i = 0; i < n; ++i) out[i] = co.Store(f(ci.Load(in[i])));
 }
 
-// out[i] = co.Store(f(ci.Load(in[i]))) for i < n.
+// The in-place form: `io` is both the input and the output.
+template <class C, class F>
+inline void UnaryBlockInPlace(const C& c, typename C::Storage* __restrict io, int64_t n,
+                              const F& f) {
+  for (int64_t i = 0; i < n; ++i) io[i] = c.Store(f(c.Load(io[i])));
+}
+
+// True when an output array is exactly an input array (a result written over
+// its operand); partial overlaps never occur.
+template <class SI, class SO>
+inline bool SameArray(const SI* in, const SO* out) {
+  return std::is_same_v<SI, SO> && static_cast<const void*>(in) == static_cast<const void*>(out);
+}
+
+// MapUnary on one thread.
 template <class CI, class CO, class F>
-void MapUnary(const CI& ci, const typename CI::Storage* in, const CO& co,
-              typename CO::Storage* out, int64_t n, const F& f) {
+void MapUnarySerial(const CI& ci, const typename CI::Storage* in, const CO& co,
+                    typename CO::Storage* out, int64_t n, const F& f) {
   int64_t i = 0;
+  if constexpr (std::is_same_v<typename CI::Storage, typename CO::Storage>) {
+    if (SameArray(in, out)) {
+      // Same storage means same element type, so the two codecs agree.
+      for (; i + kBlock <= n; i += kBlock) UnaryBlockInPlace(co, out + i, kBlock, f);
+      UnaryBlockInPlace(co, out + i, n - i, f);
+      return;
+    }
+  }
   for (; i + kBlock <= n; i += kBlock) UnaryBlock(ci, in + i, co, out + i, kBlock, f);
   UnaryBlock(ci, in + i, co, out + i, n - i, f);
+}
+
+// out[i] = co.Store(f(ci.Load(in[i]))) for i < n, on the host's cores when n
+// is large. `out` may be `in` itself. `f` must be safe to call from several
+// threads at once (a pure function of its argument).
+template <class CI, class CO, class F>
+void MapUnary(const CI& ci, const typename CI::Storage* in, const CO& co, typename CO::Storage* out,
+              int64_t n, const F& f) {
+  ParallelFor(
+      n, kParallelElements,
+      [&](int64_t b, int64_t e) { MapUnarySerial(ci, in + b, co, out + b, e - b, f); }, kBlock);
 }
 
 template <class CI, class CO, class F>
@@ -228,13 +266,143 @@ inline void BinaryBlock(const CI& ci, const typename CI::Storage* __restrict a,
   for (int64_t i = 0; i < n; ++i) out[i] = co.Store(f(ci.Load(a[i]), ci.Load(b[i])));
 }
 
-// out[i] = co.Store(f(ci.Load(a[i]), ci.Load(b[i]))) for i < n.
+// In place over the first (kFirst) or the second operand: io[i] = f(io[i],
+// b[i]) or f(b[i], io[i]), where `other` is the operand that stays.
+template <bool kFirst, class C, class F>
+inline void BinaryBlockInPlace(const C& c, typename C::Storage* __restrict io,
+                               const typename C::Storage* __restrict other, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) {
+    io[i] = kFirst ? c.Store(f(c.Load(io[i]), c.Load(other[i])))
+                   : c.Store(f(c.Load(other[i]), c.Load(io[i])));
+  }
+}
+
+template <bool kFirst, class C, class F>
+void MapBinaryInPlace(const C& c, typename C::Storage* io, const typename C::Storage* other,
+                      int64_t n, const F& f) {
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    BinaryBlockInPlace<kFirst>(c, io + i, other + i, kBlock, f);
+  }
+  BinaryBlockInPlace<kFirst>(c, io + i, other + i, n - i, f);
+}
+
+// MapBinary on one thread.
 template <class CI, class CO, class F>
-void MapBinary(const CI& ci, const typename CI::Storage* a, const typename CI::Storage* b,
-               const CO& co, typename CO::Storage* out, int64_t n, const F& f) {
+void MapBinarySerial(const CI& ci, const typename CI::Storage* a, const typename CI::Storage* b,
+                     const CO& co, typename CO::Storage* out, int64_t n, const F& f) {
+  if constexpr (std::is_same_v<typename CI::Storage, typename CO::Storage>) {
+    // An operand and the result share storage only when their element types
+    // are one, so `co` decodes the operand as `ci` would.
+    if (SameArray(a, out) && a != b) return MapBinaryInPlace<true>(co, out, b, n, f);
+    if (SameArray(b, out) && a != b) return MapBinaryInPlace<false>(co, out, a, n, f);
+  }
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) BinaryBlock(ci, a + i, b + i, co, out + i, kBlock, f);
   BinaryBlock(ci, a + i, b + i, co, out + i, n - i, f);
+}
+
+// With one operand a single stored value `s` (a splat): out[i] =
+// f(s, v[i]) when kScalarFirst, else f(v[i], s). `out` may be `v` itself.
+template <bool kScalarFirst, class CI, class CO, class F>
+inline void ScalarBlock(const CI& ci, typename CI::Compute s,
+                        const typename CI::Storage* __restrict v, const CO& co,
+                        typename CO::Storage* __restrict out, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = kScalarFirst ? co.Store(f(s, ci.Load(v[i]))) : co.Store(f(ci.Load(v[i]), s));
+  }
+}
+
+// The in-place form: `io` is both the operand and the output.
+template <bool kScalarFirst, class C, class F>
+inline void ScalarBlockInPlace(const C& c, typename C::Compute s,
+                               typename C::Storage* __restrict io, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) {
+    io[i] = kScalarFirst ? c.Store(f(s, c.Load(io[i]))) : c.Store(f(c.Load(io[i]), s));
+  }
+}
+
+template <bool kScalarFirst, class CI, class CO, class F>
+void MapScalarSerial(const CI& ci, typename CI::Compute s, const typename CI::Storage* v,
+                     const CO& co, typename CO::Storage* out, int64_t n, const F& f) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<typename CI::Storage, typename CO::Storage>) {
+    if (SameArray(v, out)) {
+      // Same storage means same element type, so the two codecs agree.
+      for (; i + kBlock <= n; i += kBlock) {
+        ScalarBlockInPlace<kScalarFirst>(co, s, out + i, kBlock, f);
+      }
+      ScalarBlockInPlace<kScalarFirst>(co, s, out + i, n - i, f);
+      return;
+    }
+  }
+  for (; i + kBlock <= n; i += kBlock) {
+    ScalarBlock<kScalarFirst>(ci, s, v + i, co, out + i, kBlock, f);
+  }
+  ScalarBlock<kScalarFirst>(ci, s, v + i, co, out + i, n - i, f);
+}
+
+// MapBinary where operand 0 (kScalarFirst) or 1 is the one stored value `s`
+// repeated, given once.
+template <bool kScalarFirst, class CI, class CO, class F>
+void MapScalar(const CI& ci, typename CI::Storage s, const typename CI::Storage* v, const CO& co,
+               typename CO::Storage* out, int64_t n, const F& f) {
+  const typename CI::Compute loaded = ci.Load(s);
+  ParallelFor(
+      n, kParallelElements,
+      [&](int64_t b, int64_t e) {
+        MapScalarSerial<kScalarFirst>(ci, loaded, v + b, co, out + b, e - b, f);
+      },
+      kBlock);
+}
+
+// out[i] = co.Store(f(ci.Load(a[i]), ci.Load(b[i]))) for i < n, on the
+// host's cores when n is large. `out` may be `a` or `b` itself (not both).
+// `f` must be safe to call from several threads at once.
+template <class CI, class CO, class F>
+void MapBinary(const CI& ci, const typename CI::Storage* a, const typename CI::Storage* b,
+               const CO& co, typename CO::Storage* out, int64_t n, const F& f) {
+  ParallelFor(
+      n, kParallelElements,
+      [&](int64_t s, int64_t e) { MapBinarySerial(ci, a + s, b + s, co, out + s, e - s, f); },
+      kBlock);
+}
+
+// ---------------------------------------------------------------- tables
+
+// Stored values moved as they are: for loops that map bits to bits.
+template <class S>
+struct BitsCodec {
+  using Storage = S;
+  using Compute = S;
+  S Load(S s) const { return s; }
+  S Store(S v) const { return v; }
+};
+
+// Element functions that cost far more than a table lookup (the
+// transcendental ones, through double) declare
+//   static constexpr bool kTabulate = true;
+// and run on 16-bit float types as a lookup in Table16.
+template <class Fn>
+concept Tabulated = Fn::kTabulate;
+
+// Tensors from this many elements map a Tabulated function through its table
+// (65536 evaluations, built once per process and function).
+inline constexpr int64_t kTableElements = int64_t{1} << 14;
+
+// fn on every value of a 16-bit float type: entry b is c.Store(fn(c.Load(b))),
+// the very computation MapUnary runs for an element of bits b, so a lookup
+// gives the loop's bits. Built on first use; thread-safe.
+template <class Codec, class Fn>
+const std::array<uint16_t, 65536>& Table16() {
+  static const std::array<uint16_t, 65536>* const table = [] {
+    auto* t = new std::array<uint16_t, 65536>;
+    const Codec c{};
+    const Fn f{};
+    for (uint32_t b = 0; b < 65536; ++b) (*t)[b] = c.Store(f(c.Load(static_cast<uint16_t>(b))));
+    return t;
+  }();
+  return *table;
 }
 
 // ---------------------------------------------------------------- math
@@ -318,14 +486,19 @@ Status BadElementType(const ir::Operation& op, ir::ElementType t, unsigned class
 // element is in `classes` (add, and, negate, ...).
 Status VerifySameType(const ir::Operation& op, int num_operands, unsigned classes);
 
-// Eval-time guard for unverified IR: operand i has result 0's element count.
-Status CheckSameSize(const ir::Operation& op, std::span<const Tensor> operands);
+// Eval-time guard for unverified IR: operand i has result 0's element count
+// (or, with `allow_splats`, one element standing for all:
+// OpDef::splat_operands).
+Status CheckSameSize(const ir::Operation& op, std::span<const Tensor> operands,
+                     bool allow_splats = false);
 
 // Evaluates an op whose operands and result share one type: out[i] =
-// f(x[i]) or f(x[i], y[i]) in the compute type. Fn is a generic callable;
-// it is instantiated only for codecs whose element type is in `classes`.
+// f(x[i]) or f(x[i], y[i]) in the compute type, written over an operand the
+// op owns alone (EvalContext::TakeOperands) when there is one. Fn is a
+// generic callable; it is instantiated only for codecs whose element type is
+// in `classes`.
 template <unsigned kClasses, class Fn>
-StatusOr<std::vector<Tensor>> EvalSameType(const ir::Operation& op,
+StatusOr<std::vector<Tensor>> EvalSameType(EvalContext& ctx, const ir::Operation& op,
                                            std::span<const Tensor> operands, const Fn& fn);
 
 // ---------------------------------------------------------------- impl
@@ -341,11 +514,19 @@ constexpr unsigned ClassOf() {
 }
 
 template <unsigned kClasses, class Fn>
-StatusOr<std::vector<Tensor>> EvalSameType(const ir::Operation& op,
-                                           std::span<const Tensor> operands, const Fn& fn) {
-  TPUSIM_RETURN_IF_ERROR(CheckSameSize(op, operands));
-  TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(op.result(0).type()));
+StatusOr<std::vector<Tensor>> EvalSameType(EvalContext& ctx, const ir::Operation& op,
+                                           std::span<const Tensor> in, const Fn& fn) {
+  // Binary ops take splat operands (OpDef::splat_operands).
+  TPUSIM_RETURN_IF_ERROR(CheckSameSize(op, in, /*allow_splats=*/in.size() == 2));
+  std::vector<Tensor> operands = ctx.TakeOperands(in);
+  TPUSIM_ASSIGN_OR_RETURN(Tensor out, ReuseOrAllocate(operands, {0, 1}, op.result(0).type()));
   const int64_t n = out.num_elements();
+  // Operands left unexpanded: one element standing for all (a splat
+  // constant or a broadcast scalar; OpDef::splat_operands).
+  const uint8_t* splat[2] = {nullptr, nullptr};
+  for (size_t k = 0; k < operands.size() && k < 2; ++k) {
+    if (IsSplatPlaceholder(operands[k], n)) splat[k] = operands[k].raw();
+  }
   Status st = VisitCodec(out.element(), [&](auto codec) -> Status {
     using Codec = decltype(codec);
     using S = typename Codec::Storage;
@@ -355,7 +536,30 @@ StatusOr<std::vector<Tensor>> EvalSameType(const ir::Operation& op,
       using C = typename Codec::Compute;
       S* o = out.mutable_data<S>();
       if constexpr (std::is_invocable_v<const Fn&, C>) {
+        if constexpr (Tabulated<Fn> &&
+                      (std::is_same_v<Codec, Bf16Codec> || std::is_same_v<Codec, F16Codec>)) {
+          if (n >= kTableElements) {
+            const std::array<uint16_t, 65536>& table = Table16<Codec, Fn>();
+            MapUnary(BitsCodec<uint16_t>{}, operands[0].data<S>(), BitsCodec<uint16_t>{}, o, n,
+                     [&table](uint16_t b) { return table[b]; });
+            return Status::Ok();
+          }
+        }
         MapUnary(codec, operands[0].data<S>(), codec, o, n, fn);
+      } else if (splat[0] != nullptr || splat[1] != nullptr) {
+        S s[2] = {};
+        for (int k = 0; k < 2; ++k) {
+          if (splat[k] != nullptr) std::memcpy(&s[k], splat[k], sizeof(S));
+        }
+        if (splat[0] != nullptr && splat[1] != nullptr) {
+          const S v = codec.Store(fn(codec.Load(s[0]), codec.Load(s[1])));
+          ParallelFor(n, kParallelElements,
+                      [&](int64_t b, int64_t e) { std::fill(o + b, o + e, v); });
+        } else if (splat[0] != nullptr) {
+          MapScalar<true>(codec, s[0], operands[1].data<S>(), codec, o, n, fn);
+        } else {
+          MapScalar<false>(codec, s[1], operands[0].data<S>(), codec, o, n, fn);
+        }
       } else {
         MapBinary(codec, operands[0].data<S>(), operands[1].data<S>(), codec, o, n, fn);
       }
@@ -364,6 +568,61 @@ StatusOr<std::vector<Tensor>> EvalSameType(const ir::Operation& op,
   });
   TPUSIM_RETURN_IF_ERROR(st);
   return std::vector<Tensor>{std::move(out)};
+}
+
+// ---------------------------------------------------------------- chunks
+
+// The chunk kernel (chunk_kernels.h) of an op that EvalSameType evaluates
+// with Fn: the same loops on a run of elements; a 16-bit Tabulated function
+// always through its table (the same bits).
+template <unsigned kClasses>
+bool SupportsSameType(const ir::Operation& op) {
+  return op.num_results() == 1 && op.result(0).type().is_tensor() &&
+         InClass(op.result(0).type().element(), kClasses);
+}
+
+template <unsigned kClasses, class Fn>
+void RunSameTypeChunk(const ir::Operation& op, std::span<const ChunkOperand> in, void* out,
+                      int64_t n) {
+  VisitCodec(op.result(0).type().element(), [&](auto codec) {
+    using Codec = decltype(codec);
+    using S = typename Codec::Storage;
+    using C = typename Codec::Compute;
+    if constexpr ((ClassOf<Codec>() & kClasses) != 0) {
+      const Fn fn{};
+      S* o = static_cast<S*>(out);
+      const S* a = static_cast<const S*>(in[0].data);
+      if constexpr (std::is_invocable_v<const Fn&, C>) {
+        if (in[0].splat) {
+          std::fill(o, o + n, codec.Store(fn(codec.Load(*a))));
+        } else if constexpr (Tabulated<Fn> && (std::is_same_v<Codec, Bf16Codec> ||
+                                               std::is_same_v<Codec, F16Codec>)) {
+          const std::array<uint16_t, 65536>& table = Table16<Codec, Fn>();
+          MapUnarySerial(BitsCodec<uint16_t>{}, a, BitsCodec<uint16_t>{}, o, n,
+                         [&table](uint16_t b) { return table[b]; });
+        } else {
+          MapUnarySerial(codec, a, codec, o, n, fn);
+        }
+      } else {
+        const S* b = static_cast<const S*>(in[1].data);
+        if (in[0].splat && in[1].splat) {
+          std::fill(o, o + n, codec.Store(fn(codec.Load(*a), codec.Load(*b))));
+        } else if (in[0].splat) {
+          MapScalarSerial<true>(codec, codec.Load(*a), b, codec, o, n, fn);
+        } else if (in[1].splat) {
+          MapScalarSerial<false>(codec, codec.Load(*b), a, codec, o, n, fn);
+        } else {
+          MapBinarySerial(codec, a, b, codec, o, n, fn);
+        }
+      }
+    }
+  });
+}
+
+// Registers op `name`'s chunk kernel from its EvalSameType element function.
+template <unsigned kClasses, class Fn>
+bool RegisterSameTypeChunk(std::string_view name) {
+  return RegisterChunkKernel(name, {SupportsSameType<kClasses>, RunSameTypeChunk<kClasses, Fn>});
 }
 
 }  // namespace tpusim::ops::ew

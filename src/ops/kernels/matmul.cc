@@ -280,7 +280,7 @@ Status GenericPass(const MatmulProblem& p, const uint16_t* a, const uint16_t* b,
   std::transform(b, b + fb.num_elements(), fb.mutable_data<float>(), numerics::Bf16ToFloat);
   float* out = pass.mutable_data<float>();
   Gemm(p.batch, p.m, p.k, p.n, fa.data<float>(), fb.data<float>(), out);
-  for (int64_t i = 0; i < pass.num_elements(); ++i) acc[i] += out[i];
+  for (int64_t i = 0, n = pass.num_elements(); i < n; ++i) acc[i] += out[i];
   return Status::Ok();
 }
 

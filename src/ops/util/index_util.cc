@@ -1,9 +1,11 @@
 #include "ops/util/index_util.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "ops/util/op_util.h"
+#include "ops/util/parallel.h"
 
 namespace tpusim::ops {
 
@@ -30,6 +32,96 @@ StridedCopier::StridedCopier(int element_bytes, std::span<const int64_t> shape,
   run_ = DispatchByWidth(width_, []<typename T>() { return &StridedCopier::RunTyped<T>; });
 }
 
+namespace {
+
+// Copies `n` elements of type T from src (stride ss bytes) to dst (stride
+// ds bytes).
+template <typename T>
+void CopyRun(const uint8_t* src, uint8_t* dst, int64_t n, int64_t ss, int64_t ds) {
+  constexpr int64_t w = sizeof(T);
+  if (ss == w && ds == w) {
+    std::memcpy(dst, src, n * w);
+    return;
+  }
+  T v;
+  if (ss == 0) {  // a broadcast: one value along the run
+    std::memcpy(&v, src, w);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * ds, &v, w);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(&v, src + i * ss, w);
+    std::memcpy(dst + i * ds, &v, w);
+  }
+}
+
+// Copies go parallel from this many bytes.
+constexpr int64_t kParallelCopyBytes = int64_t{1} << 18;
+
+// A transpose moves square tiles of this many elements a side, whose source
+// and destination lines both stay in the L1 cache.
+constexpr int64_t kTile = 32;
+
+// The copy in tiles over two dimensions: `k`, along which the source is
+// contiguous, and the innermost, along which the destination is. Threads take
+// tiles' rows: ranges of (position in the other dimensions, block of k).
+template <typename T>
+void CopyTiled(std::span<const int64_t> shape, std::span<const int64_t> src_bytes,
+               std::span<const int64_t> dst_bytes, size_t k, const uint8_t* src, uint8_t* dst) {
+  constexpr int64_t w = sizeof(T);
+  const size_t inner = shape.size() - 1;
+  const int64_t nk = shape[k], ni = shape[inner];
+  const int64_t sk = src_bytes[k], dk = dst_bytes[k];
+  const int64_t si = src_bytes[inner], di = dst_bytes[inner];
+  const int64_t k_blocks = (nk + kTile - 1) / kTile;
+  int64_t others = 1;
+  for (size_t d = 0; d < inner; ++d) others *= d == k ? 1 : shape[d];
+  ParallelFor(others * k_blocks, std::max<int64_t>(1, kParallelCopyBytes / (kTile * ni * w)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t item = begin; item < end; ++item) {
+                  int64_t rest = item / k_blocks, s = 0, t = 0;
+                  for (size_t d = inner; d-- > 0;) {
+                    if (d == k) continue;
+                    const int64_t i = rest % shape[d];
+                    rest /= shape[d];
+                    s += i * src_bytes[d];
+                    t += i * dst_bytes[d];
+                  }
+                  const int64_t k0 = item % k_blocks * kTile, k1 = std::min(nk, k0 + kTile);
+                  for (int64_t i0 = 0; i0 < ni; i0 += kTile) {
+                    const int64_t i1 = std::min(ni, i0 + kTile);
+                    for (int64_t kk = k0; kk < k1; ++kk) {
+                      const uint8_t* from = src + s + kk * sk;
+                      uint8_t* to = dst + t + kk * dk;
+                      for (int64_t i = i0; i < i1; ++i) {
+                        T v;
+                        std::memcpy(&v, from + i * si, w);
+                        std::memcpy(to + i * di, &v, w);
+                      }
+                    }
+                  }
+                }
+              });
+}
+
+// The dimension a tiled copy pairs with the innermost one: an outer one along
+// which the source is contiguous while it is not along the innermost one (a
+// transpose), both long enough to fill tiles; -1 if none.
+int TileDimension(std::span<const int64_t> shape, std::span<const int64_t> src_bytes,
+                  std::span<const int64_t> dst_bytes, int64_t w) {
+  const size_t inner = shape.size() - 1;
+  if (shape.size() < 2 || dst_bytes[inner] != w || src_bytes[inner] == w || src_bytes[inner] == 0 ||
+      shape[inner] < kTile) {
+    return -1;
+  }
+  for (size_t d = 0; d < inner; ++d) {
+    if (src_bytes[d] == w && shape[d] >= kTile) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+}  // namespace
+
 template <typename T>
 void StridedCopier::RunTyped(const StridedCopier& c, const uint8_t* src, uint8_t* dst) {
   if (c.num_elements_ == 0) return;
@@ -37,36 +129,74 @@ void StridedCopier::RunTyped(const StridedCopier& c, const uint8_t* src, uint8_t
     std::memcpy(dst, src, sizeof(T));
     return;
   }
-  c.CopyDim<T>(0, src, dst);
-}
-
-template <typename T>
-void StridedCopier::CopyDim(size_t d, const uint8_t* src, uint8_t* dst) const {
-  const int64_t n = shape_[d];
-  const int64_t ss = src_bytes_[d], ds = dst_bytes_[d];
-  if (d + 1 < shape_.size()) {
-    for (int64_t i = 0; i < n; ++i) CopyDim<T>(d + 1, src + i * ss, dst + i * ds);
+  const size_t inner_dim = c.shape_.size() - 1;
+  const int64_t inner = c.shape_[inner_dim];
+  const int64_t ss = c.src_bytes_[inner_dim], ds = c.dst_bytes_[inner_dim];
+  const int64_t grain = std::max<int64_t>(1, kParallelCopyBytes / sizeof(T));
+  if (const int k = TileDimension(c.shape_, c.src_bytes_, c.dst_bytes_, sizeof(T)); k >= 0) {
+    CopyTiled<T>(c.shape_, c.src_bytes_, c.dst_bytes_, k, src, dst);
     return;
   }
-  if (ss == static_cast<int64_t>(sizeof(T)) && ds == static_cast<int64_t>(sizeof(T))) {
-    std::memcpy(dst, src, n * sizeof(T));
+  if (inner_dim == 0) {
+    // One run: split it.
+    ParallelFor(inner, grain, [&](int64_t b, int64_t e) {
+      CopyRun<T>(src + b * ss, dst + b * ds, e - b, ss, ds);
+    });
     return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, src + i * ss, sizeof(T));
-    std::memcpy(dst + i * ds, &v, sizeof(T));
-  }
+  // Rows of the inner dimension, split among threads; each thread walks the
+  // outer index of its first row onwards.
+  const int64_t rows = c.num_elements_ / inner;
+  ParallelFor(rows, std::max<int64_t>(1, grain / inner), [&](int64_t b, int64_t e) {
+    std::array<int64_t, 12> small{};
+    std::vector<int64_t> large;
+    if (inner_dim > small.size()) large.resize(inner_dim);
+    int64_t* index = inner_dim > small.size() ? large.data() : small.data();
+    int64_t s = 0, t = 0, rest = b;
+    for (size_t d = inner_dim; d-- > 0;) {
+      index[d] = rest % c.shape_[d];
+      rest /= c.shape_[d];
+      s += index[d] * c.src_bytes_[d];
+      t += index[d] * c.dst_bytes_[d];
+    }
+    for (int64_t r = b; r < e; ++r) {
+      CopyRun<T>(src + s, dst + t, inner, ss, ds);
+      for (size_t d = inner_dim; d-- > 0;) {
+        s += c.src_bytes_[d];
+        t += c.dst_bytes_[d];
+        if (++index[d] < c.shape_[d]) break;
+        s -= c.src_bytes_[d] * c.shape_[d];
+        t -= c.dst_bytes_[d] * c.shape_[d];
+        index[d] = 0;
+      }
+    }
+  });
 }
 
-void FillWithScalar(Tensor& t, const Tensor& scalar) {
+void FillWithScalar(Tensor& t, const Tensor& scalar) { FillWithElement(t, scalar.raw()); }
+
+void FillWithElement(Tensor& t, const uint8_t* element) {
   const int64_t n = t.num_elements();
   DispatchByWidth(ir::StorageBytes(t.element()), [&]<typename T>() {
     T v;
-    std::memcpy(&v, scalar.raw(), sizeof(T));
+    std::memcpy(&v, element, sizeof(T));
     T* out = t.mutable_data<T>();
-    std::fill(out, out + n, v);
+    ParallelFor(n, kParallelCopyBytes / sizeof(T),
+                [&](int64_t b, int64_t e) { std::fill(out + b, out + e, v); });
   });
+}
+
+StatusOr<Tensor> WritableCopy(Tensor& t) {
+  if (!t.type().is_tensor() || t.unique_storage()) return std::move(t);
+  TPUSIM_ASSIGN_OR_RETURN(Tensor copy, Tensor::AllocateUninitialized(t.type()));
+  ParallelCopy(copy.mutable_raw(), t.raw(), t.size_bytes());
+  return copy;
+}
+
+void ParallelCopy(uint8_t* dst, const uint8_t* src, int64_t bytes) {
+  ParallelFor(
+      bytes, kParallelCopyBytes,
+      [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, e - b); }, 64);
 }
 
 StatusOr<Tensor> ScalarAt(const Tensor& t, int64_t flat) {
@@ -81,7 +211,7 @@ namespace {
 template <typename T>
 void AppendValues(const Tensor& t, std::vector<int64_t>& out) {
   const T* p = t.data<T>();
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
+  for (int64_t i = 0, n = t.num_elements(); i < n; ++i) {
     if constexpr (std::is_same_v<T, uint64_t>) {
       out.push_back(p[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
                         ? std::numeric_limits<int64_t>::max()

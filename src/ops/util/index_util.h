@@ -57,7 +57,8 @@ inline int64_t FlatOffset(std::span<const int64_t> index, std::span<const int64_
 // dst[sum(i * dst_strides)] = src[sum(i * src_strides)] for every i in
 // `shape`. Strides are in elements and may be zero (broadcast) or negative
 // (reverse). Planned once (size-1 dimensions dropped, contiguous runs merged)
-// and run many times, e.g. once per gathered slice. Thread-compatible.
+// and run many times, e.g. once per gathered slice; a large copy runs on the
+// host's cores. Thread-compatible.
 class StridedCopier {
  public:
   StridedCopier(int element_bytes, std::span<const int64_t> shape,
@@ -70,8 +71,6 @@ class StridedCopier {
  private:
   template <typename T>
   static void RunTyped(const StridedCopier& c, const uint8_t* src, uint8_t* dst);
-  template <typename T>
-  void CopyDim(size_t d, const uint8_t* src, uint8_t* dst) const;
 
   int width_;
   int64_t num_elements_ = 1;
@@ -117,6 +116,19 @@ void ForEachStrided(std::span<const int64_t> shape, std::span<const int64_t> src
 // Fills every element of `t` with the single element of `scalar`.
 // REQUIRES: same element type; `t` is being built.
 void FillWithScalar(Tensor& t, const Tensor& scalar);
+// Fills every element of `t` with the element whose storage bytes are at
+// `element`. REQUIRES: `t` is being built.
+void FillWithElement(Tensor& t, const uint8_t* element);
+
+// A tensor with `t`'s type and contents that the caller may write: `t`'s own
+// storage when nothing else holds it (an operand taken with
+// EvalContext::TakeOperands at its last use; `t` is then left empty), else
+// a copy made on the host's cores.
+StatusOr<Tensor> WritableCopy(Tensor& t);
+
+// Copies `bytes` bytes from `src` to `dst` on the host's cores when large.
+// REQUIRES: the ranges do not overlap.
+void ParallelCopy(uint8_t* dst, const uint8_t* src, int64_t bytes);
 
 // A 0-d tensor holding element `flat` of `t`.
 StatusOr<Tensor> ScalarAt(const Tensor& t, int64_t flat);

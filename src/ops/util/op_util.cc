@@ -106,4 +106,17 @@ StatusOr<std::vector<Tensor>> AllocateResults(const ir::Operation& op) {
   return out;
 }
 
+StatusOr<Tensor> ReuseOrAllocate(std::span<const Tensor> owned,
+                                 std::initializer_list<int> candidates, const ir::Type& type) {
+  for (int i : candidates) {
+    if (i < 0 || i >= static_cast<int>(owned.size())) continue;
+    const Tensor& t = owned[i];
+    if (t.valid() && t.type().is_tensor() && t.unique_storage() && t.element() == type.element() &&
+        t.num_elements() == type.num_elements()) {
+      return t.Reshaped(type.shape());
+    }
+  }
+  return Tensor::AllocateUninitialized(type);
+}
+
 }  // namespace tpusim::ops

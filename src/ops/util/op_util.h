@@ -3,6 +3,8 @@
 #ifndef TPUSIM_OPS_UTIL_OP_UTIL_H_
 #define TPUSIM_OPS_UTIL_OP_UTIL_H_
 
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,22 @@ std::string FormatInts(const std::vector<int64_t>& v);
 
 // Allocates one result of each result type of `op`.
 StatusOr<std::vector<Tensor>> AllocateResults(const ir::Operation& op);
+
+// Whether `t`, given for an operand of `n` elements, stands for that operand
+// filled with its one element (OpDef::splat_operands).
+inline bool IsSplatPlaceholder(const Tensor& t, int64_t n) {
+  return n != 1 && t.valid() && t.type().is_tensor() && t.num_elements() == 1;
+}
+
+// Storage for a result of `type` that an op writes element by element, each
+// element after reading the operand elements at its position: the storage of
+// the first of `owned[candidates...]` (operands from EvalContext::TakeOperands;
+// positions past the end are skipped) that nothing else holds and whose
+// element type and count are the result's, viewed with the result's shape;
+// else new storage with unspecified contents. The op may go on reading the
+// reused operand through `owned` until it returns.
+StatusOr<Tensor> ReuseOrAllocate(std::span<const Tensor> owned,
+                                 std::initializer_list<int> candidates, const ir::Type& type);
 
 }  // namespace tpusim::ops
 
