@@ -1,7 +1,7 @@
 // tpusim.flash_attention and tpusim.flash_attention_grad: attention as a
 // fused kernel (FlashAttention, or JAX's Pallas splash attention on TPU)
 // that never writes the [S, T] scores to HBM. The model builder emits them;
-// values are computed exactly (in f64), work is priced from shapes.
+// work is priced from shapes.
 //
 //   %o, %lse = "tpusim.flash_attention"(%q, %k, %v[, %pos]) {causal = true, scale = 0.125 : f64}
 //   %dq, %dk, %dv = "tpusim.flash_attention_grad"(%q, %k, %v, %o, %lse, %do[, %pos]) {...}
@@ -12,11 +12,22 @@
 // query rows' positions among the keys (0..S-1 without it), which the
 // causal mask compares: with it a device holding some query rows of a
 // sequence split over devices (context parallelism) masks them right.
+//
+// Values. f32, bf16 and f16 operands go to the blocked kernel of
+// ops/kernels/attention.h, which computes as a flash kernel on a GPU or TPU
+// does: f32 dots and softmax in the reference numerics, the MXU's bf16
+// operands (dot_general's passes, from --precision) in the TPU numerics.
+// Each query row's o, lse and dq are the same bits however the rows are
+// split between devices and however many threads run. Other operand types
+// (f64) are computed exactly here, in f64 with the plain loops below, so
+// that an f64 step's gradients match finite differences.
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "ops/custom_calls/foreign_kernels.h"
+#include "ops/kernels/attention.h"
+#include "ops/kernels/matmul.h"
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
 #include "ops/util/work_util.h"
@@ -165,9 +176,8 @@ void Row(const Config& c, const std::vector<double>& q, const std::vector<double
   for (int64_t j = 0; j < c.t; ++j) p[j] = std::exp(p[j] - lse);
 }
 
-StatusOr<std::vector<Tensor>> EvalForward(EvalContext&, const ir::Operation& op,
-                                          std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(Config c, EvalConfig(op, in));
+StatusOr<std::vector<Tensor>> ExactForward(const ir::Operation& op, const Config& c,
+                                           std::span<const Tensor> in) {
   const std::vector<double> q = Load(in[0]), k = Load(in[1]), v = Load(in[2]);
   std::vector<double> o(q.size()), lse(static_cast<size_t>(c.b * c.h * c.s)), p(c.t);
   for (int64_t bi = 0; bi < c.b; ++bi) {
@@ -192,9 +202,8 @@ StatusOr<std::vector<Tensor>> EvalForward(EvalContext&, const ir::Operation& op,
 
 // dp = do v^T, ds = p (dp - rowsum(do o)), dq = scale ds k, dk = scale ds^T q,
 // dv = p^T do; a kv head's gradients sum over the query heads it serves.
-StatusOr<std::vector<Tensor>> EvalGrad(EvalContext&, const ir::Operation& op,
-                                       std::span<const Tensor> in) {
-  TPUSIM_ASSIGN_OR_RETURN(Config c, EvalConfig(op, in));
+StatusOr<std::vector<Tensor>> ExactGrad(const ir::Operation& op, const Config& c,
+                                        std::span<const Tensor> in) {
   const std::vector<double> q = Load(in[0]), k = Load(in[1]), v = Load(in[2]), o = Load(in[3]),
                             lse = Load(in[4]), dout = Load(in[5]);
   std::vector<double> dq(q.size()), dk(k.size()), dv(v.size()), p(c.t);
@@ -226,6 +235,44 @@ StatusOr<std::vector<Tensor>> EvalGrad(EvalContext&, const ir::Operation& op,
     out.push_back(std::move(t));
   }
   return out;
+}
+
+// True when the blocked kernel takes the first n operands: types it
+// handles and no empty dimension.
+bool KernelTakes(const Config& c, std::span<const Tensor> in, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!AttentionKernelTakes(in[i].element())) return false;
+  }
+  return c.b > 0 && c.s > 0 && c.t > 0 && c.h > 0 && c.d > 0;
+}
+
+StatusOr<AttentionNumerics> KernelNumerics(EvalContext& ctx, const ir::Operation& op) {
+  TPUSIM_ASSIGN_OR_RETURN(MatmulNumerics m, SelectMatmulNumerics(ctx, op));
+  return AttentionNumerics{.tpu = m.numerics == Numerics::kTpu, .precision = m.precision};
+}
+
+AttentionDims KernelDims(const Config& c) {
+  return {.batch = c.b, .q_len = c.s, .kv_len = c.t, .heads = c.h, .kv_heads = c.kv,
+          .head_dim = c.d, .causal = c.causal, .scale = c.scale, .row_pos = c.row_pos};
+}
+
+StatusOr<std::vector<Tensor>> EvalForward(EvalContext& ctx, const ir::Operation& op,
+                                          std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(Config c, EvalConfig(op, in));
+  if (!KernelTakes(c, in, 3)) return ExactForward(op, c, in);
+  TPUSIM_ASSIGN_OR_RETURN(AttentionNumerics num, KernelNumerics(ctx, op));
+  return AttentionForward(KernelDims(c), num, in[0], in[1], in[2],
+                          op.result(0).type().element());
+}
+
+StatusOr<std::vector<Tensor>> EvalGrad(EvalContext& ctx, const ir::Operation& op,
+                                       std::span<const Tensor> in) {
+  TPUSIM_ASSIGN_OR_RETURN(Config c, EvalConfig(op, in));
+  if (!KernelTakes(c, in, 6) || in[4].element() != ir::ElementType::kF32) {
+    return ExactGrad(op, c, in);
+  }
+  TPUSIM_ASSIGN_OR_RETURN(AttentionNumerics num, KernelNumerics(ctx, op));
+  return AttentionBackward(KernelDims(c), num, in[0], in[1], in[2], in[3], in[4], in[5]);
 }
 
 Work FlashWork(const ir::Operation& op, bool backward) {

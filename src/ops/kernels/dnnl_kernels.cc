@@ -105,7 +105,122 @@ void* Scratch(size_t bytes) {
   return buf.p;
 }
 
+// Cached exp primitives, one per length; a failed creation is cached as null.
+std::shared_ptr<const dnnl::eltwise_forward> LookupExp(int64_t n) {
+  static std::mutex mu;
+  static auto* cache = new std::map<int64_t, std::shared_ptr<const dnnl::eltwise_forward>>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache->find(n);
+    if (it != cache->end()) return it->second;
+  }
+  std::shared_ptr<const dnnl::eltwise_forward> prim;
+  try {
+    dnnl::memory::desc d(dnnl::memory::dims{n}, dnnl::memory::data_type::f32,
+                         dnnl::memory::format_tag::a);
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::eltwise_exp, d, 0.f, 0.f),
+        Engine());
+    prim = std::make_shared<const dnnl::eltwise_forward>(pd);
+  } catch (const dnnl::error&) {
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  return cache->emplace(n, std::move(prim)).first->second;
+}
+
+// A primitive ready to run on this thread: its memory objects made once,
+// their buffers swapped in per call.
+struct OnThread {
+  dnnl::stream stream;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
+Status RunOnThread(const dnnl::primitive& prim, OnThread& ready,
+                   std::initializer_list<std::pair<int, const void*>> buffers) {
+  try {
+    for (const auto& [arg, p] : buffers) ready.args.at(arg).set_data_handle(const_cast<void*>(p));
+    prim.execute(ready.stream, ready.args);
+    ready.stream.wait();
+  } catch (const dnnl::error& e) {
+    return Internal(std::string("oneDNN failed: ") + e.what());
+  } catch (const std::out_of_range&) {
+    return Internal("oneDNN argument missing");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status RunDnnlMatmulOnThread(const DnnlMatmul& mm, const void* a, const void* b, void* dst) {
+  struct Ready {
+    std::shared_ptr<const Compiled> compiled;
+    OnThread on;
+  };
+  thread_local std::map<Key, Ready> ready;
+  auto it = ready.find(KeyOf(mm));
+  if (it == ready.end()) {
+    Ready r{Lookup(mm), {}};
+    if (!r.compiled) return Unimplemented("oneDNN has no matmul kernel for this problem");
+    const Compiled& c = *r.compiled;
+    try {
+      r.on.stream = ThreadStream();
+      r.on.args = {{DNNL_ARG_SRC, dnnl::memory(c.a, Engine(), DNNL_MEMORY_NONE)},
+                   {DNNL_ARG_WEIGHTS, dnnl::memory(c.b, Engine(), DNNL_MEMORY_NONE)},
+                   {DNNL_ARG_DST, dnnl::memory(c.dst, Engine(), DNNL_MEMORY_NONE)}};
+      const size_t scratch = c.scratch.get_size();
+      if (scratch > 0) {
+        void* s = Scratch(scratch);
+        if (!s) return ResourceExhausted("oneDNN matmul scratchpad allocation failed");
+        r.on.args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(c.scratch, Engine(), s));
+      }
+    } catch (const dnnl::error& e) {
+      return Internal(std::string("oneDNN matmul failed: ") + e.what());
+    }
+    it = ready.emplace(KeyOf(mm), std::move(r)).first;
+  }
+  Ready& r = it->second;
+  auto scratch = r.on.args.find(DNNL_ARG_SCRATCHPAD);
+  if (scratch != r.on.args.end()) {
+    // The thread's scratchpad may have moved when another problem grew it.
+    void* s = Scratch(r.compiled->scratch.get_size());
+    if (!s) return ResourceExhausted("oneDNN matmul scratchpad allocation failed");
+    scratch->second.set_data_handle(s);
+  }
+  return RunOnThread(r.compiled->prim, r.on,
+                     {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}});
+}
+
+Status RunDnnlExp(int64_t n, const float* src, float* dst) {
+  if (n == 0) return Status::Ok();
+  struct Ready {
+    std::shared_ptr<const dnnl::eltwise_forward> prim;
+    OnThread on;
+  };
+  thread_local std::map<int64_t, Ready> ready;
+  auto it = ready.find(n);
+  if (it == ready.end()) {
+    Ready r{LookupExp(n), {}};
+    if (!r.prim) return Unimplemented("oneDNN has no exp kernel");
+    try {
+      const dnnl::memory::desc d(dnnl::memory::dims{n}, dnnl::memory::data_type::f32,
+                                 dnnl::memory::format_tag::a);
+      r.on.stream = ThreadStream();
+      r.on.args = {{DNNL_ARG_SRC, dnnl::memory(d, Engine(), DNNL_MEMORY_NONE)},
+                   {DNNL_ARG_DST, dnnl::memory(d, Engine(), DNNL_MEMORY_NONE)}};
+    } catch (const dnnl::error& e) {
+      return Internal(std::string("oneDNN exp failed: ") + e.what());
+    }
+    it = ready.emplace(n, std::move(r)).first;
+  }
+  return RunOnThread(*it->second.prim, it->second.on, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+}
+
 
 Status RunDnnlMatmul(const DnnlMatmul& mm, const void* a, const void* b, void* dst) {
   std::shared_ptr<const Compiled> c = Lookup(mm);

@@ -28,6 +28,19 @@ struct DnnlMatmul {
 // its own loops; kInternal for other oneDNN failures.
 Status RunDnnlMatmul(const DnnlMatmul& mm, const void* a, const void* b, void* dst);
 
+// As RunDnnlMatmul, with less work per call for kernels that run many
+// small products of a few shapes from one thread (attention's blocks): the
+// primitive's memory objects, stream and argument list are kept per thread
+// and problem, the buffers swapped in.
+Status RunDnnlMatmulOnThread(const DnnlMatmul& mm, const void* a, const void* b, void* dst);
+
+// dst[i] = exp(src[i]) for n f32 values (src == dst allowed), on oneDNN's
+// vectorized exp: within an ulp or two of the rounded result, arguments
+// below about -87.3 (ln of the smallest normal f32) give 0, and a NaN
+// argument does not give NaN (callers that can meet one restore it).
+// kUnimplemented without a oneDNN kernel; kInternal for other failures.
+Status RunDnnlExp(int64_t n, const float* src, float* dst);
+
 }  // namespace tpusim::ops
 
 #endif  // TPUSIM_OPS_KERNELS_DNNL_KERNELS_H_
