@@ -60,6 +60,9 @@ def parse_args():
                     help="train step numerics: reference, tpu (default both)")
     ap.add_argument("--work-dir", default="/tmp/tpusim_torch_pairs",
                     help="programs, inputs, outputs and tpusim's logs (default %(default)s)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the .npy inputs and outputs (GPT-2's take ~8 GB); by default "
+                         "only the programs and logs stay")
     return ap.parse_args()
 
 
@@ -72,6 +75,7 @@ import ctypes  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 
@@ -319,8 +323,11 @@ def bench_matmuls():
             SUMMARY.append(f"matmul {n}^3 {dtype}: {name}/tpusim {ratio:.3f} "
                            f"(>= {target}: {verdict(ratio >= target)})")
             del ref
-        os.remove(pa)
-        os.remove(pb)
+            if not ARGS.keep:
+                shutil.rmtree(out, ignore_errors=True)
+        if not ARGS.keep:
+            os.remove(pa)
+            os.remove(pb)
     say()
 
 
@@ -459,6 +466,10 @@ def bench_model(key):
             gc.collect()
         del twin
         gc.collect()
+    if not ARGS.keep:
+        for name in os.listdir(d):
+            if name == "inputs" or name.startswith("out_"):
+                shutil.rmtree(os.path.join(d, name), ignore_errors=True)
     if "f32" in kept and "bf16" in kept:
         say(f"{key}: bf16 activations against f32, each side against itself (gradients: the new m):")
         for side in ("tpusim", "PyTorch"):
