@@ -6,9 +6,11 @@
 // forward and backward. Causal, batch 4, 64-wide heads, sequences of 256
 // and 512, 8 and 12 heads. Prints the best of several runs and the ratio
 // oneDNN time / tpusim time (above 1: tpusim is faster); TPU-numerics
-// times (bf16 MXU operands) for information.
+// times (bf16 MXU operands) for information. Then the kernels alone
+// (ops/kernels/attention.h), forward and backward: on one thread in CPU
+// time, which a loaded machine's other work does not inflate, and on all.
 //
-//   build/bench/attention_bench [repeats]
+//   build/bench/attention_bench [repeats] [kernels]   (kernels: that part only)
 #include <algorithm>
 #include <chrono>
 #include <cmath>

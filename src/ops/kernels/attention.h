@@ -14,9 +14,12 @@
 // arguments below about -87 give 0).
 //
 // Blocks. Query rows go in blocks of kAttentionRows and keys in blocks of
-// kAttentionKeys, both padded at the end, so every oneDNN call has one
-// shape: a row's arithmetic depends on its own query, its position and the
-// keys only, never on which rows share its block. A row split off to
+// kAttentionKeys, both padded at the end, so each kind of oneDNN call has
+// one shape whatever the sequence (a problem's size can change the
+// kernel oneDNN picks, and its order of summation; within one kernel every
+// row of a product is summed alike, which attention_test checks): a row's
+// arithmetic depends on its own query, its position and the keys only,
+// never on which rows share its block. A row split off to
 // another device with its position (context parallelism) gets the same o,
 // lse and dq bits as in the whole run; dk and dv sum over rows, so split
 // rows leave partial sums. Under a causal mask a row sees the keys at or
@@ -59,7 +62,7 @@ struct AttentionDims {
 struct AttentionNumerics {
   bool tpu = false;  // the TPU's bf16 MXU operands (else f32 dots)
   numerics::MatmulPrecision precision = numerics::MatmulPrecision::kDefault;  // f32 operands
-  int max_threads = 0;     // 0: OpenMP's default; tests compare 1 and 2
+  int max_threads = 0;     // 1: all on the calling thread (tests compare); else the cores
   bool allow_dnnl = true;  // tests turn it off to check the portable loops
 };
 
