@@ -334,6 +334,11 @@ constexpr int64_t kMapBytes = int64_t{256} << 10;
 StatusOr<Tensor> MapData(int fd, uint64_t file_size, const Layout& layout) {
   void* base = ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (base == MAP_FAILED) return Tensor();
+#ifdef MADV_POPULATE_READ
+  // Maps the pages (read-only, still shared with the page cache) in one
+  // call rather than a fault per 64 KiB on first reading; a hint only.
+  (void)::madvise(base, file_size, MADV_POPULATE_READ);
+#endif
   auto* data = static_cast<uint8_t*>(base) + layout.data_start;
   return Tensor::Adopt(layout.type, data, [base, file_size] { ::munmap(base, file_size); });
 }

@@ -1,50 +1,71 @@
 #include "runtime/run_io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <numbers>
-#include <random>
 
+#include "ops/util/parallel.h"
 #include "tpusim/io/npy.h"
+#include "tpusim/numerics/float_arrays.h"
 #include "tpusim/numerics/float_formats.h"
+#include "tpusim/numerics/random.h"
 
 namespace tpusim::runtime {
 namespace {
 
 using ir::ElementType;
 
-// Standard normal floats, small integers and fair bools, from a fixed
-// generator so that a seed gives the same inputs everywhere.
-StatusOr<Tensor> RandomInput(const ir::Type& type, std::mt19937_64& rng, const std::string& label) {
+// Scalars [first, first + n) of random input `stream`, of element type e
+// (complex numbers are two scalars), into `out`.
+void FillRandomScalars(ElementType e, uint64_t seed, uint64_t stream, int64_t first, int64_t n,
+                       uint8_t* out) {
+  constexpr int64_t kChunk = 4096;
+  float normals[kChunk];
+  uint32_t words[kChunk];
+  const int w = ir::StorageBytes(e);
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
+    uint8_t* dst = out + i * w;
+    if (ir::IsFloat(e)) {
+      numerics::RandomNormals(seed, stream, first + i, normals, m);
+      numerics::ConvertFloatArray(ElementType::kF32, normals, e, dst, m);
+      continue;
+    }
+    numerics::RandomWords(seed, stream, first + i, words, m);
+    if (ir::IsBool(e)) {
+      for (int64_t j = 0; j < m; ++j) dst[j] = static_cast<uint8_t>(words[j] >> 31);
+      continue;
+    }
+    // [-span, span) when signed, else [0, 2 * span): fits even 2-bit types.
+    const int bits = ir::BitWidth(e) < 4 ? 2 : 4;
+    const int64_t span = int64_t{1} << (bits - 1);
+    for (int64_t j = 0; j < m; ++j) {
+      auto v = static_cast<int64_t>(words[j] >> (32 - bits));
+      numerics::StoreInt64(e, ir::IsSignedInt(e) ? v - span : v, dst + j * w);
+    }
+  }
+}
+
+// Standard normal floats, small integers and fair bools from a counter-based
+// generator: input `index`'s element i depends only on (seed, index, i), so a
+// seed gives the same inputs everywhere, however many threads fill them.
+StatusOr<Tensor> RandomInput(const ir::Type& type, uint64_t seed, uint64_t index,
+                             const std::string& label) {
   if (type.is_token()) return Tensor::Token();
   if (!type.is_tensor()) {
     return Unimplemented(label + ": random " + type.ToString() + " values are not supported");
   }
-  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(type));
-  ElementType e = type.element();
-  auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };
-  auto normal = [&] {
-    return std::sqrt(-2 * std::log(uniform())) * std::cos(2 * std::numbers::pi * uniform());
-  };
-  int w = ir::StorageBytes(e);
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
-    uint8_t* p = t.mutable_raw() + i * w;
-    if (ir::IsComplex(e)) {
-      ElementType part = ir::ComplexPartType(e);
-      numerics::StoreDouble(part, normal(), p);
-      numerics::StoreDouble(part, normal(), p + ir::StorageBytes(part));
-    } else if (ir::IsFloat(e)) {
-      numerics::StoreDouble(e, normal(), p);
-    } else if (ir::IsBool(e)) {
-      *p = rng() & 1;
-    } else {
-      // [-span, span) when signed, else [0, 2 * span): fits even 2-bit types.
-      int64_t span = ir::BitWidth(e) < 4 ? 2 : 8;
-      int64_t v = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * span));
-      numerics::StoreInt64(e, ir::IsSignedInt(e) ? v - span : v, p);
-    }
-  }
+  TPUSIM_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateUninitialized(type));
+  const ElementType e = type.element();
+  const ElementType scalar = ir::IsComplex(e) ? ir::ComplexPartType(e) : e;
+  const int64_t scalars = ir::IsComplex(e) ? 2 * t.num_elements() : t.num_elements();
+  const int w = ir::StorageBytes(scalar);
+  uint8_t* raw = t.mutable_raw();
+  // Any split gives the same values: each depends on its index alone.
+  ops::ParallelFor(scalars, ops::kParallelElements, [&](int64_t begin, int64_t end) {
+    FillRandomScalars(scalar, seed, index, begin, end - begin, raw + begin * w);
+  });
   return t;
 }
 
@@ -64,15 +85,15 @@ StatusOr<Tensor> ConvertInput(const Tensor& t, const ir::Type& want, const std::
   bool floats = ir::IsFloat(from) && ir::IsFloat(to);
   bool small_ints = io::NpyElementType(to) == from && ir::IsInteger(to);
   if (!floats && !small_ints) return InvalidArgument(mismatch);
-  TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(want));
+  TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateUninitialized(want));
+  if (floats) {
+    numerics::ConvertFloatArray(from, t.raw(), to, out.mutable_raw(), t.num_elements());
+    return out;
+  }
   int in_w = ir::StorageBytes(from), out_w = ir::StorageBytes(to);
   for (int64_t i = 0; i < t.num_elements(); ++i) {
     const uint8_t* src = t.raw() + i * in_w;
     uint8_t* dst = out.mutable_raw() + i * out_w;
-    if (floats) {
-      numerics::StoreDouble(to, numerics::LoadAsDouble(from, src), dst);
-      continue;
-    }
     int64_t v = numerics::LoadAsInt64(from, src);
     numerics::StoreInt64(to, v, dst);
     if (numerics::LoadAsInt64(to, dst) != v) {
@@ -145,14 +166,14 @@ StatusOr<std::vector<Tensor>> Inputs(const ir::Function& f, const RunOptions& op
     TPUSIM_ASSIGN_OR_RETURN(args[i],
                             ReadInput(f, static_cast<int>(i), DeviceFile(files[i], 0), types[i]));
   }
-  std::mt19937_64 rng(options.seed);
   for (size_t i = 0; i < n; ++i) {
     if (args[i].valid() || (i < skip.size() && skip[i])) continue;
     const ir::Type& type = types[i];
     if (type.is_token()) {
       args[i] = Tensor::Token();
     } else if (options.random_inputs) {
-      TPUSIM_ASSIGN_OR_RETURN(args[i], RandomInput(type, rng, InputLabel(f, static_cast<int>(i))));
+      TPUSIM_ASSIGN_OR_RETURN(args[i],
+                              RandomInput(type, options.seed, i, InputLabel(f, static_cast<int>(i))));
     } else {
       return InvalidArgument("missing " + InputLabel(f, static_cast<int>(i)) + " of type " +
                              type.ToString() + " (give --input or --random-inputs)");
@@ -181,21 +202,95 @@ std::string OnlyValue(const Tensor& t) {
          Number(numerics::LoadAsDouble(part, t.raw() + ir::StorageBytes(part)), 9) + ")";
 }
 
+// The values of elements [begin, begin + n) of `t` (complex: real parts)
+// as doubles, exactly as LoadAsDouble gives them.
+void LoadDoubles(const Tensor& t, int64_t begin, int64_t n, double* out) {
+  ElementType e = t.element();
+  const int w = ir::StorageBytes(e);
+  const uint8_t* in = t.raw() + begin * w;
+  if (ir::IsFloat(e)) {
+    numerics::ConvertFloatArray(e, in, ElementType::kF64, out, n);
+    return;
+  }
+  ElementType part = ir::IsComplex(e) ? ir::ComplexPartType(e) : e;
+  for (int64_t i = 0; i < n; ++i) out[i] = numerics::LoadAsDouble(part, in + i * w);
+}
+
+// Min and max (NaNs skipped) and the sum of a tensor's values, in eight
+// lanes (element i in lane i % 8) so that the loop vectorises.
+struct Stats {
+  static constexpr int kLanes = 8;
+  double lo[kLanes], hi[kLanes], sum[kLanes];
+  Stats() {
+    for (int k = 0; k < kLanes; ++k) {
+      lo[k] = std::numeric_limits<double>::infinity();
+      hi[k] = -lo[k];
+      sum[k] = 0;
+    }
+  }
+  // REQUIRES: n % kLanes == 0 unless this is the last call.
+  template <class T>
+  void Add(const T* v, int64_t n) {
+    // The lanes in locals, which stay in registers through the loop.
+    double l[kLanes], h[kLanes], s[kLanes];
+    for (int k = 0; k < kLanes; ++k) l[k] = lo[k], h[k] = hi[k], s[k] = sum[k];
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) {
+        double x = v[i + k];
+        l[k] = x < l[k] ? x : l[k];  // as std::min(lo, x): NaN never taken
+        h[k] = h[k] < x ? x : h[k];
+        s[k] += x;
+      }
+    }
+    for (int k = 0; i < n; ++i, ++k) {
+      double x = v[i];
+      l[k] = x < l[k] ? x : l[k];
+      h[k] = h[k] < x ? x : h[k];
+      s[k] += x;
+    }
+    for (int k = 0; k < kLanes; ++k) lo[k] = l[k], hi[k] = h[k], sum[k] = s[k];
+  }
+};
+
 // "tensor<2x3xf32> min=... max=... mean=..." or, for one element, "= value".
 std::string Summary(const Tensor& t) {
   std::string s = t.type().ToString();
   if (!t.type().is_tensor()) return s;
-  ElementType e = ir::IsComplex(t.element()) ? ir::ComplexPartType(t.element()) : t.element();
-  int stride = ir::StorageBytes(t.element());
   int64_t n = t.num_elements();
   if (n == 0) return s + " (empty)";
   if (n == 1) return s + " = " + OnlyValue(t);
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double v = numerics::LoadAsDouble(e, t.raw() + i * stride);
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    sum += v;
+  constexpr int64_t kChunk = 4096;  // a multiple of Stats::kLanes
+  double values[kChunk];
+  Stats stats;
+  if (t.element() == ElementType::kF32) {
+    stats.Add(t.data<float>(), n);  // exact in double as it goes
+  } else {
+    for (int64_t i = 0; i < n; i += kChunk) {
+      int64_t m = std::min(kChunk, n - i);
+      LoadDoubles(t, i, m, values);
+      stats.Add(values, m);
+    }
+  }
+  double lo = stats.lo[0], hi = stats.hi[0];
+  for (int k = 1; k < Stats::kLanes; ++k) {
+    lo = std::min(lo, stats.lo[k]);
+    hi = std::max(hi, stats.hi[k]);
+  }
+  const double* u = stats.sum;
+  double sum = ((u[0] + u[1]) + (u[2] + u[3])) + ((u[4] + u[5]) + (u[6] + u[7]));
+  // A zero extreme is the first zero's, with its sign, as one running
+  // minimum over the elements in order would have it.
+  if (lo == 0 || hi == 0) {
+    for (int64_t i = 0; i < n; i += kChunk) {
+      int64_t m = std::min(kChunk, n - i);
+      LoadDoubles(t, i, m, values);
+      const double* zero = std::find(values, values + m, 0.0);
+      if (zero == values + m) continue;
+      if (lo == 0) lo = *zero;
+      if (hi == 0) hi = *zero;
+      break;
+    }
   }
   std::string part = ir::IsComplex(t.element()) ? " real" : "";
   return s + part + " min=" + Number(lo) + " max=" + Number(hi) + " mean=" + Number(sum / n);
