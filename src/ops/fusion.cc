@@ -58,12 +58,13 @@ Status VerifyFusion(const ir::Operation& op) {
 // op by op, its operands handed to the region (whose ops may reuse them).
 StatusOr<std::vector<Tensor>> EvalFusion(EvalContext& ctx, const ir::Operation& op,
                                          std::span<const Tensor> operands) {
+  std::vector<Tensor> owned = ctx.TakeOperands(operands);
   const ir::Attribute kind = op.attr("kind");
   if (kind.kind() == ir::Attribute::Kind::kString && kind.str() == "kLoop") {
-    std::optional<StatusOr<std::vector<Tensor>>> chunked = EvalLoopInChunks(ctx, op, operands);
+    std::optional<StatusOr<std::vector<Tensor>>> chunked = EvalLoopInChunks(ctx, op, owned);
     if (chunked.has_value()) return std::move(*chunked);
   }
-  return ctx.RunRegionConsuming(op.region(0), ctx.TakeOperands(operands));
+  return ctx.RunRegionConsuming(op.region(0), std::move(owned));
 }
 
 // ---- work: the inner ops' compute, HBM traffic for operands and results only

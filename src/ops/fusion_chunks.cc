@@ -34,6 +34,7 @@ struct Value {
   int slot = -1;                  // kComputed, kBroadcast: the chunk's storage
   int root = -1;                  // kComputed: the value its step writes (itself or,
                                   // for a reshape of it, the value reshaped)
+  int arg = -1;                   // kWhole: the fusion operand it reads, if one
   std::vector<int64_t> shape;     // kBroadcast: the result's shape and, per
   std::vector<int64_t> strides;   // dimension, the source's stride (0: broadcast)
 };
@@ -54,6 +55,7 @@ struct Plan {
   std::vector<int> results;     // value of each result
   std::vector<int> direct;      // per kComputed root: the result it is written into, or -1
   std::vector<int> slot_width;  // per slot: storage bytes per element
+  std::vector<int> reuse;       // per result: the operand whose storage it takes, or -1
 };
 
 bool IsFull(const Value& v) { return v.kind != Value::Kind::kSmall; }
@@ -215,6 +217,41 @@ StatusOr<bool> AddOp(EvalContext& ctx, const ir::Operation& op, std::unordered_m
 }
 
 // The plan of `fusion` on `operands`; nullopt if it cannot run in chunks.
+// Chooses, for each result written directly by a step, an operand whose
+// storage it may take: one nothing else holds (`unique`), of the result's
+// element type, that no later step reads and that is no result itself. Its
+// chunk is then read before it is written, in every chunk.
+void ChooseReuse(const ir::Operation& fusion, const std::vector<bool>& unique, Plan& plan) {
+  const int args = static_cast<int>(unique.size());
+  std::vector<int> last_read(args, -1);
+  std::vector<bool> returned(args, false), taken(args, false);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int i : plan.steps[s].in) {
+      if (plan.values[i].arg >= 0) last_read[plan.values[i].arg] = static_cast<int>(s);
+    }
+  }
+  for (int i : plan.results) {
+    if (plan.values[i].arg >= 0) returned[plan.values[i].arg] = true;
+  }
+  plan.reuse.assign(plan.results.size(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const int r = plan.direct[plan.steps[s].out];
+    if (r < 0) continue;
+    const ir::Type& type = fusion.result(r).type();
+    for (int a = 0; a < args; ++a) {
+      const Value& v = plan.values[a];  // operand a is value a
+      int reads = 0;                    // by this step: in place, an operand is read once
+      for (int i : plan.steps[s].in) reads += plan.values[i].arg == a;
+      if (unique[a] && !taken[a] && !returned[a] && reads <= 1 && v.kind == Value::Kind::kWhole &&
+          last_read[a] <= static_cast<int>(s) && v.hold.element() == type.element()) {
+        plan.reuse[r] = a;
+        taken[a] = true;
+        break;
+      }
+    }
+  }
+}
+
 StatusOr<std::optional<Plan>> MakePlan(EvalContext& ctx, const ir::Operation& fusion,
                                        std::span<const Tensor> operands) {
   if (fusion.num_results() < 1 || !fusion.result(0).type().is_tensor()) return std::nullopt;
@@ -242,6 +279,7 @@ StatusOr<std::optional<Plan>> MakePlan(EvalContext& ctx, const ir::Operation& fu
       return std::nullopt;
     } else {
       v.kind = n == plan.n ? Value::Kind::kWhole : Value::Kind::kSmall;
+      v.arg = i;
     }
     index[body.argument(i).id()] = static_cast<int>(plan.values.size());
     plan.values.push_back(std::move(v));
@@ -344,14 +382,22 @@ void RunChunks(const Plan& plan, std::vector<Tensor>& results, int64_t first, in
 
 std::optional<StatusOr<std::vector<Tensor>>> EvalLoopInChunks(EvalContext& ctx,
                                                               const ir::Operation& fusion,
-                                                              std::span<const Tensor> operands) {
+                                                              std::vector<Tensor>& operands) {
+  std::vector<bool> unique;
+  for (const Tensor& t : operands) unique.push_back(t.unique_storage());
   StatusOr<std::optional<Plan>> plan = MakePlan(ctx, fusion, operands);
   if (!plan.ok()) return StatusOr<std::vector<Tensor>>(plan.status());
   if (!plan->has_value()) return std::nullopt;
-  const Plan& p = **plan;
+  Plan& p = **plan;
+  ChooseReuse(fusion, unique, p);
   std::vector<Tensor> results;
-  for (ir::Value r : fusion.results()) {
-    StatusOr<Tensor> t = Tensor::AllocateUninitialized(r.type());
+  for (int r = 0; r < fusion.num_results(); ++r) {
+    const ir::Type& type = fusion.result(r).type();
+    if (p.reuse[r] >= 0) {
+      results.push_back(operands[p.reuse[r]].Reshaped(type.shape()));
+      continue;
+    }
+    StatusOr<Tensor> t = Tensor::AllocateUninitialized(type);
     if (!t.ok()) return StatusOr<std::vector<Tensor>>(t.status());
     results.push_back(std::move(*t));
   }

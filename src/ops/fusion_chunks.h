@@ -22,9 +22,12 @@ namespace tpusim::ops {
 // broadcasts, over values of the results' element count, and ops of any kind
 // over smaller values (evaluated whole, once, first). nullopt otherwise: run
 // the region. Every element gets the bits the ops give it one by one.
+// `operands` are the fusion's own (EvalContext::TakeOperands): a result may
+// take the storage of one that nothing else holds. Left as they were when
+// the result is nullopt.
 std::optional<StatusOr<std::vector<Tensor>>> EvalLoopInChunks(EvalContext& ctx,
                                                               const ir::Operation& fusion,
-                                                              std::span<const Tensor> operands);
+                                                              std::vector<Tensor>& operands);
 
 }  // namespace tpusim::ops
 

@@ -25,7 +25,8 @@ struct ChunkKernel {
   // Whether the kernel computes `op` (its element types and attributes).
   bool (*supports)(const ir::Operation& op);
   // Writes op's result elements [0, n) for the operands' elements [0, n)
-  // to `out`. REQUIRES: supports(op); `out` overlaps no operand.
+  // to `out`, which may be an operand's own elements (in place) but
+  // overlaps no operand otherwise. REQUIRES: supports(op).
   void (*run)(const ir::Operation& op, std::span<const ChunkOperand> in, void* out, int64_t n);
 };
 
