@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   pkgconf liblapacke-dev libopenblas-dev   # the LAPACK custom calls (LAPACKE, CBLAS)
   clang libclang-rt-dev   # libFuzzer and sanitizer runtimes
+  libomp-dev              # OpenMP for the ops' loops when clang builds them (g++ has libgomp)
   python3-numpy           # test oracle for .npy files
   pybind11-dev python3-dev   # the Python module (import tpusim)
   libfftw3-dev            # stablehlo.fft (GPL-2+)
