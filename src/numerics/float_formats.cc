@@ -164,7 +164,6 @@ const SmallTables& Tables() {
   return tables;
 }
 
-float BitsToFloat(uint32_t b) { return std::bit_cast<float>(b); }
 uint32_t FloatToBits(float f) { return std::bit_cast<uint32_t>(f); }
 
 // A double that rounds to any float type of <= 24 significant bits exactly
