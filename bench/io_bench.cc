@@ -88,7 +88,7 @@ void Conversions() {
       [&] { EncodeSmallFloatArray(ElementType::kF8E4M3FN, f32.data(), u8.data(), kN); });
   row("f8E4M3FN -> f32", 5.0 * kN,
       [&] { DecodeSmallFloatArray(ElementType::kF8E4M3FN, u8.data(), back.data(), kN); });
-  row("f8E5M2 -> f32 -> (ConvertFloatArray)", 5.0 * kN, [&] {
+  row("f8E5M2 -> f32 (ConvertFloatArray)", 5.0 * kN, [&] {
     ConvertFloatArray(ElementType::kF8E5M2, u8.data(), ElementType::kF32, back.data(), kN);
   });
   // The per-element path these replace, on a slice (it is slow) scaled up.
