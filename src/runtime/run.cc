@@ -254,24 +254,27 @@ bool IsStop(const Status& status) { return status.code() == StatusCode::kCancell
 // Says what the values will take of the host's memory before any input is
 // made (or, `args_made`, with the inputs alone made), and refuses a run that
 // cannot fit: the devices a process runs each hold their own values at once.
+// The statement counts every device of the slice, however many processes
+// (mpirun) share them, so that it reads the same under mpirun; the check is
+// of this process's share.
 Status CheckHostNeed(const Prepared& p, const RunOptions& options, bool args_made, bool speaks,
                      std::FILE* out) {
   const ir::Function* f = p.program().Lookup(p.f->name());
   if (f == nullptr) return Status::Ok();
   const HostNeed one = HostPeakBytes(p.program(), *f);
-  int64_t devices = 1;
-  if (p.multi_device()) {
-    const int processes = options.world ? options.world->size() : 1;
-    devices = (p.grid.size() + processes - 1) / processes;
-  }
-  std::string what = "arguments " + FormatBinaryBytes(one.argument_bytes * devices);
-  if (devices > 1) what += ", " + std::to_string(devices) + " devices";
-  const int64_t need = one.peak_bytes * devices;
-  TPUSIM_RETURN_IF_ERROR(
-      CheckHostMemory(args_made ? need - one.argument_bytes * devices : need, what));
+  auto describe = [&](int64_t devices) {
+    std::string what = "arguments " + FormatBinaryBytes(one.argument_bytes * devices);
+    if (devices > 1) what += ", " + std::to_string(devices) + " devices";
+    return what;
+  };
+  const int64_t devices = p.multi_device() ? p.grid.size() : 1;
+  const int processes = options.world ? options.world->size() : 1;
+  const int64_t here = (devices + processes - 1) / processes;
+  const int64_t need = one.peak_bytes * here - (args_made ? one.argument_bytes * here : 0);
+  TPUSIM_RETURN_IF_ERROR(CheckHostMemory(need, describe(here)));
   if (speaks) {
     std::fprintf(out, "host memory: about %s for the values at their peak (%s)\n",
-                 FormatBinaryBytes(need).c_str(), what.c_str());
+                 FormatBinaryBytes(one.peak_bytes * devices).c_str(), describe(devices).c_str());
   }
   return Status::Ok();
 }
