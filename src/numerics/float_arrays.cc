@@ -12,16 +12,10 @@
 #include <array>
 #include <cstring>
 
+#include "numerics/vector_clones.h"
 #include "tpusim/numerics/float_formats.h"
 #include "tpusim/numerics/tpu.h"
 
-// Each public loop is compiled twice, for AVX-512 and for the baseline, and
-// the dynamic loader picks one for the host (an ifunc).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TPUSIM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
-#else
-#define TPUSIM_VECTOR_CLONES
-#endif
 
 namespace tpusim::numerics {
 namespace {

@@ -14,11 +14,7 @@
 #include <bit>
 #include <cmath>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TPUSIM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
-#else
-#define TPUSIM_VECTOR_CLONES
-#endif
+#include "numerics/vector_clones.h"
 
 namespace tpusim::numerics {
 namespace {
