@@ -12,7 +12,6 @@
 //
 //   build/bench/attention_bench [repeats] [kernels]   (kernels: that part only)
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -23,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clock.h"
 #include "ops/kernels/attention.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo/parser.h"
@@ -37,18 +37,13 @@ using tpusim::ir::ElementType;
 // with `cpu`, the process's CPU time instead (which a loaded machine's
 // other work does not inflate; meaningful for one thread).
 double BestSeconds(int repeats, const std::function<void()>& f, bool cpu = false) {
-  auto now = [cpu] {
-    if (!cpu)
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-    return double(std::clock()) / CLOCKS_PER_SEC;
-  };
+  if (!cpu) return tpusim::bench::BestSeconds(repeats, f, /*warmups=*/1);
   f();
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
-    const double start = now();
+    const std::clock_t start = std::clock();
     f();
-    best = std::min(best, now() - start);
+    best = std::min(best, double(std::clock() - start) / CLOCKS_PER_SEC);
   }
   return best;
 }

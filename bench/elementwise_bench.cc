@@ -2,7 +2,6 @@
 // same work, on 16M-element f32 and bf16 tensors. Prints each op's time and
 // the ratio tpusim / plain loop (the target is <= 3).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
@@ -23,14 +23,7 @@ constexpr int kRepeats = 5;
 
 // Best wall time of kRepeats runs of f, in milliseconds.
 double BestMs(const std::function<void()>& f) {
-  double best = 1e30;
-  for (int r = 0; r < kRepeats; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    f();
-    std::chrono::duration<double, std::milli> d = std::chrono::steady_clock::now() - start;
-    best = std::min(best, d.count());
-  }
-  return best;
+  return 1e3 * tpusim::bench::BestSeconds(kRepeats, f);
 }
 
 // The plain loops' bf16 helpers: what a hand-written loop would use.

@@ -37,15 +37,7 @@ using tpusim::ir::ElementType;
 constexpr int64_t kN = int64_t{1} << 22;  // 4M elements: 16 MiB of f32
 constexpr int kRepeats = 7;
 
-double Best(const std::function<void()>& f) {
-  double best = 1e30;
-  for (int r = 0; r < kRepeats; ++r) {
-    auto start = Clock::now();
-    f();
-    best = std::min(best, Seconds(start));
-  }
-  return best;
-}
+double Best(const std::function<void()>& f) { return tpusim::bench::BestSeconds(kRepeats, f); }
 
 // Keeps a value alive so that the compiler cannot drop the loop making it.
 volatile double sink;

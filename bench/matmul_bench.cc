@@ -4,7 +4,6 @@
 // ratio tpusim / oneDNN (the target is >= 0.7); TPU-numerics f32 rows (bf16
 // MXU passes) are shown for information, against the oneDNN f32 time.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -13,6 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "clock.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/numerics/float_formats.h"
@@ -25,15 +25,7 @@ using tpusim::ir::ElementType;
 
 // Best wall time of `repeats` runs of f (after one warm-up), in seconds.
 double BestSeconds(int repeats, const std::function<void()>& f) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    f();
-    std::chrono::duration<double> d = std::chrono::steady_clock::now() - start;
-    best = std::min(best, d.count());
-  }
-  return best;
+  return tpusim::bench::BestSeconds(repeats, f, /*warmups=*/1);
 }
 
 Tensor RandomMatrix(ElementType e, int64_t n, uint32_t seed) {

@@ -37,13 +37,7 @@ constexpr int64_t kN = kSide * kSide;
 constexpr int kRepeats = 5;
 
 double BestSeconds(const std::function<void()>& f) {
-  double best = 1e30;
-  for (int r = 0; r < kRepeats; ++r) {
-    auto start = tpusim::bench::Clock::now();
-    f();
-    best = std::min(best, tpusim::bench::Seconds(start));
-  }
-  return best;
+  return tpusim::bench::BestSeconds(kRepeats, f);
 }
 
 inline float Bf16ToF32(u16 b) {
