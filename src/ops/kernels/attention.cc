@@ -412,7 +412,10 @@ Status Attention::ForwardBlock(int64_t kb, Work& w) const {
     const int64_t n = Seen(w, i, kb);
     float* x = &w.x[i * kK];
     Shifted(&w.s[i * kK], scale_, 0.0f, n, x);
-    if (n == 0) continue;  // p = 0 and the row's state unused below
+    if (n == 0) {  // p = 0, and the row's state and correction unused below
+      w.corr[i] = 0.0f;
+      continue;
+    }
     const float m = std::max(w.m[i], RowMax(x));
     for (int64_t j = 0; j < kK; ++j) x[j] -= m;
     w.corr[i] = w.m[i] - m;
