@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "plain_bf16.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
@@ -27,18 +28,8 @@ double BestMs(const std::function<void()>& f) {
 }
 
 // The plain loops' bf16 helpers: what a hand-written loop would use.
-inline float Bf16ToF32(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint16_t F32ToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
+using tpusim::bench::Bf16ToF32;
+using tpusim::bench::F32ToBf16;
 
 std::string Program(const std::string& op, const std::string& in, const std::string& out,
                     bool binary) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "plain_bf16.h"
 #include "tpusim/exec/interpreter.h"
 #include "tpusim/frontend/stablehlo/parser.h"
 #include "tpusim/verify/verifier.h"
@@ -40,18 +41,8 @@ double BestSeconds(const std::function<void()>& f) {
   return tpusim::bench::BestSeconds(kRepeats, f);
 }
 
-inline float Bf16ToF32(u16 b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline u16 F32ToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<u16>((u >> 16) | 0x40);
-  return static_cast<u16>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
+using tpusim::bench::Bf16ToF32;
+using tpusim::bench::F32ToBf16;
 
 Tensor Random(ElementType e, const tpusim::ir::Shape& shape, uint32_t seed) {
   Tensor t = Tensor::Allocate(tpusim::ir::Type::Tensor(e, shape)).value();
