@@ -71,7 +71,7 @@ func.func @main(%a: tensor<262144xf32>) -> (tensor<262144xf32>, tensor<262144xf3
   EXPECT_LE(MeasuredPeak(*module), need.peak_bytes);
 }
 
-// A loop body's values and a fusion's intermediates count while they run.
+// A loop body's values count while the loop runs, with its carried values.
 TEST(HostMemory, CountsNestedRegions) {
   auto module = Parse(R"(
 func.func @main(%a: tensor<262144xf32>) -> tensor<262144xf32> {
