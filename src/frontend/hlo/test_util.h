@@ -28,7 +28,7 @@ inline std::unique_ptr<ir::Module> MustParse(std::string_view text) {
 template <typename T>
 Tensor Make(ir::ElementType e, ir::Shape shape, const std::vector<T>& values) {
   Tensor t = *Tensor::Allocate(ir::Type::Tensor(e, std::move(shape)));
-  std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
 

@@ -20,7 +20,8 @@ namespace tpusim::ops::testing {
 template <class T>
 Tensor Make(ir::ElementType e, ir::Shape shape, const std::vector<T>& values) {
   Tensor t = Tensor::Allocate(ir::Type::Tensor(e, std::move(shape))).value();
-  std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
+  // memcpy's pointers must be non-null even for zero bytes; an empty vector's may not be.
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
 
@@ -34,7 +35,7 @@ Tensor Vec(ir::ElementType e, const std::vector<T>& values) {
 template <class T>
 std::vector<T> Read(const Tensor& t) {
   std::vector<T> out(static_cast<size_t>(t.num_elements()));
-  std::memcpy(out.data(), t.raw(), out.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), t.raw(), out.size() * sizeof(T));
   return out;
 }
 

@@ -46,7 +46,7 @@ std::vector<T> Read(const Tensor& t) {
 template <class T>
 Tensor Make(const ir::Type& type, const std::vector<T>& values) {
   Tensor t = Tensor::Allocate(type).value();
-  std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
 
