@@ -122,6 +122,48 @@ void ThroughFloats(ElementType from, const void* in, int64_t n, const F& consume
   }
 }
 
+// The exponent and sign fields of f32 (32-bit words) and bf16 (16-bit) storage.
+template <class Word> struct Fields;
+template <> struct Fields<uint32_t> {
+  static constexpr uint32_t kExp = 0x7f800000, kSign = 0x80000000;
+};
+template <> struct Fields<uint16_t> {
+  static constexpr uint16_t kExp = 0x7f80, kSign = 0x8000;
+};
+
+template <class Word>
+[[gnu::always_inline]] inline bool AnySubnormalWords(const Word* w, int64_t n) {
+  using F = Fields<Word>;
+  auto subnormal = [](Word x) -> Word { return ((x & F::kExp) == 0) & ((x & ~F::kSign) != 0); };
+  Word any = 0;
+  int64_t i = 0;
+  for (; i + kBlock <= n && !any; i += kBlock) {  // whole blocks, so that they vectorise
+    for (int64_t j = 0; j < kBlock; ++j) any |= subnormal(w[i + j]);
+  }
+  for (; i < n && !any; ++i) any |= subnormal(w[i]);
+  return any != 0;
+}
+
+template <class Word>
+[[gnu::always_inline]] inline void FlushSubnormalWords(Word* w, int64_t n) {
+  using F = Fields<Word>;
+  auto flush = [](Word x) { return (x & F::kExp) == 0 ? Word(x & F::kSign) : x; };
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) w[i + j] = flush(w[i + j]);
+  }
+  for (; i < n; ++i) w[i] = flush(w[i]);
+}
+
+TPUSIM_VECTOR_CLONES bool AnySubnormal32(const uint32_t* w, int64_t n) {
+  return AnySubnormalWords(w, n);
+}
+TPUSIM_VECTOR_CLONES bool AnySubnormal16(const uint16_t* w, int64_t n) {
+  return AnySubnormalWords(w, n);
+}
+TPUSIM_VECTOR_CLONES void FlushSubnormal32(uint32_t* w, int64_t n) { FlushSubnormalWords(w, n); }
+TPUSIM_VECTOR_CLONES void FlushSubnormal16(uint16_t* w, int64_t n) { FlushSubnormalWords(w, n); }
+
 }  // namespace
 
 TPUSIM_VECTOR_CLONES void FloatToBf16Array(const float* in, uint16_t* out, int64_t n) {
@@ -222,5 +264,14 @@ void ConvertFloatArray(ElementType from, const void* in, ElementType to, void* o
     }
   });
 }
+
+bool AnySubnormalFloat(const float* v, int64_t n) {
+  return AnySubnormal32(reinterpret_cast<const uint32_t*>(v), n);
+}
+bool AnySubnormalBf16(const uint16_t* v, int64_t n) { return AnySubnormal16(v, n); }
+void FlushSubnormalFloats(float* v, int64_t n) {
+  FlushSubnormal32(reinterpret_cast<uint32_t*>(v), n);
+}
+void FlushSubnormalBf16s(uint16_t* v, int64_t n) { FlushSubnormal16(v, n); }
 
 }  // namespace tpusim::numerics

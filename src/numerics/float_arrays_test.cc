@@ -300,5 +300,38 @@ TEST(RoundToOddFloatTest, TruncatesAndMarksInexactResults) {
   EXPECT_TRUE(std::isnan(RoundToOddFloat(std::numeric_limits<double>::quiet_NaN())));
 }
 
+// Every bf16 code, and f32 values at and around the subnormal range, alone and
+// placed in whole blocks and in the tail of an array.
+TEST(FloatArraysTest, SubnormalsFoundAndFlushedToSignedZero) {
+  auto check16 = [](uint16_t h) {
+    const bool sub = (h & 0x7f80) == 0 && (h & 0x7fff) != 0;
+    for (int64_t n : {int64_t{1}, int64_t{1024}, int64_t{3000}}) {
+      std::vector<uint16_t> v(static_cast<size_t>(n), 0x3f80);  // ones
+      v[static_cast<size_t>(n - 1)] = h;
+      ASSERT_EQ(AnySubnormalBf16(v.data(), n), sub) << std::hex << h << " n " << n;
+      FlushSubnormalBf16s(v.data(), n);
+      ASSERT_EQ(v.back(), sub ? (h & 0x8000) : h) << std::hex << h;
+      ASSERT_EQ(v.front(), n > 1 ? 0x3f80 : v.back());
+    }
+  };
+  for (uint32_t h = 0; h <= 0xffff; ++h) check16(static_cast<uint16_t>(h));
+
+  const uint32_t edges[] = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff,
+                            0x807fffff, 0x00800000, 0x80800000, 0x7f800000, 0x7fc00000,
+                            0x3f800000, 0x00400000};
+  for (uint32_t b : edges) {
+    const bool sub = (b & 0x7f800000) == 0 && (b & 0x7fffffff) != 0;
+    std::vector<float> v(2500, 1.0f);
+    v[1500] = F(b);  // in the second whole block
+    EXPECT_EQ(AnySubnormalFloat(v.data(), 2500), sub) << std::hex << b;
+    EXPECT_FALSE(AnySubnormalFloat(v.data(), 1024));  // the block before it
+    FlushSubnormalFloats(v.data(), 2500);
+    EXPECT_EQ(Bits(v[1500]), sub ? (b & 0x80000000) : b) << std::hex << b;
+    EXPECT_EQ(v[1499], 1.0f);
+    EXPECT_EQ(v[2499], 1.0f);
+  }
+  EXPECT_FALSE(AnySubnormalFloat(nullptr, 0));
+}
+
 }  // namespace
 }  // namespace tpusim::numerics

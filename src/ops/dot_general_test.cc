@@ -144,6 +144,62 @@ TEST(MatmulTest, DnnlAndPortableLoopsAgree) {
   }
 }
 
+// An f32 or bf16 tensor of `values` (bf16: their top halves, exact for the
+// values used here).
+Tensor FloatTensor(ElementType type, ir::Shape shape, const std::vector<float>& values) {
+  if (type == ElementType::kF32) return MakeTensor(type, std::move(shape), values);
+  std::vector<uint16_t> top(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    top[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(values[i]) >> 16);
+  }
+  return MakeTensor(type, std::move(shape), top);
+}
+
+// Subnormal f32 and bf16 operands count as zero in both numerics modes and on
+// both paths, as on the TPU: the same result as with zeros in their place.
+TEST(MatmulTest, SubnormalOperandsCountAsZero) {
+  const int64_t m = 4, k = 64, n = 5;
+  for (ElementType type : {ElementType::kF32, ElementType::kBF16}) {
+    // Subnormals whose bits survive in bf16's top half, of both signs.
+    auto subnormal = [](int64_t i) {
+      uint32_t bits = static_cast<uint32_t>(1 + i % 127) << 16 | (i % 2 ? 0x80000000u : 0u);
+      return std::bit_cast<float>(bits);
+    };
+    std::vector<float> a = RandomFloats(m * k, 5), b = RandomFloats(k * n, 6);
+    for (float& x : a) x = RoundBf16(x);
+    for (float& x : b) x = RoundBf16(x);
+    std::vector<float> a0 = a, b0 = b;
+    // Row 0 all subnormal: its products would be too, and would show.
+    for (int64_t i = 0; i < m * k; i += i < k ? 1 : 7) a[i] = subnormal(i), a0[i] = 0.0f;
+    b[3] = subnormal(126), b0[3] = 0.0f;
+    // rhs stored transposed ([n, k]), so that its flushed copy must keep the layout.
+    auto transposed = [&](const std::vector<float>& v) {
+      std::vector<float> t(v.size());
+      for (int64_t kk = 0; kk < k; ++kk) {
+        for (int64_t j = 0; j < n; ++j) t[j * k + kk] = v[kk * n + j];
+      }
+      return t;
+    };
+    Tensor ta = FloatTensor(type, {m, k}, a), ta0 = FloatTensor(type, {m, k}, a0);
+    Tensor tb = FloatTensor(type, {n, k}, transposed(b));
+    Tensor tb0 = FloatTensor(type, {n, k}, transposed(b0));
+    for (Numerics numerics : {Numerics::kReference, Numerics::kTpu}) {
+      for (bool dnnl : {true, false}) {
+        MatmulNumerics num{numerics, MatmulPrecision::kHighest, dnnl};
+        auto run = [&](const Tensor& x, const Tensor& y) {
+          MatmulProblem p{.batch = 1, .m = m, .k = k, .n = n,
+                          .lhs = {&x, 0, {m * k, k, 1}}, .rhs = {&y, 0, {n * k, 1, k}}};
+          return BatchedMatmul(p, ElementType::kF32, num);
+        };
+        auto got = run(ta, tb), want = run(ta0, tb0);
+        ASSERT_TRUE(got.ok() && want.ok());
+        EXPECT_TRUE(got->BitwiseEquals(*want)) << ir::ElementTypeName(type) << " numerics "
+                                               << static_cast<int>(numerics) << " oneDNN " << dnnl;
+      }
+    }
+  }
+}
+
 TEST(DotGeneralTest, BatchAndTransposedLayouts) {
   // lhs [k=3, b=2, m=2] (contracting first, batch in the middle: copied),
   // rhs [b=2, n=2, k=3] (contracting last: viewed in place).

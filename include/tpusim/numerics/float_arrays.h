@@ -40,6 +40,14 @@ void DecodeSmallFloatArray(ir::ElementType t, const void* in, float* out, int64_
 void ConvertFloatArray(ir::ElementType from, const void* in, ir::ElementType to, void* out,
                        int64_t n);
 
+// Whether any of n f32 values (bf16 values, in their 16-bit storage) is
+// subnormal: exponent field zero, value not zero.
+bool AnySubnormalFloat(const float* v, int64_t n);
+bool AnySubnormalBf16(const uint16_t* v, int64_t n);
+// Replaces every subnormal by the zero of its sign, in place.
+void FlushSubnormalFloats(float* v, int64_t n);
+void FlushSubnormalBf16s(uint16_t* v, int64_t n);
+
 // `d` rounded to f32 with round-to-odd: rounding that once more to any type
 // of at most 22 significant bits gives the correct rounding of `d` (no false
 // ties), as EncodeSmallFloat(t, d) needs. NaN stays NaN with its sign.
