@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "tensor/page_pool.h"
 #include "tpusim/numerics/float_formats.h"
 
 namespace tpusim {
@@ -74,7 +75,7 @@ Tensor::Buffer::~Buffer() {
 
 StatusOr<Tensor> Tensor::Allocate(const ir::Type& type) {
   TPUSIM_ASSIGN_OR_RETURN(Tensor t, AllocateUninitialized(type));
-  std::memset(t.mutable_raw(), 0, static_cast<size_t>(t.size_bytes_));
+  if (!t.buffer_->zeroed) std::memset(t.mutable_raw(), 0, static_cast<size_t>(t.size_bytes_));
   return t;
 }
 
@@ -84,9 +85,18 @@ StatusOr<Tensor> Tensor::AllocateUninitialized(const ir::Type& type) {
   TPUSIM_RETURN_IF_ERROR(Reserve(type, bytes));
   auto buffer = std::make_shared<Buffer>();
   buffer->bytes = bytes;
-  // Round up: aligned_alloc wants a multiple of the alignment.
-  size_t alloc = static_cast<size_t>((bytes + 63) / 64 * 64);
-  buffer->data = static_cast<uint8_t*>(std::aligned_alloc(64, alloc == 0 ? 64 : alloc));
+  if (bytes >= tensor_internal::kPooledFrom) {
+    tensor_internal::Pages pages = tensor_internal::TakePages(bytes);
+    buffer->data = pages.data;
+    buffer->zeroed = pages.zeroed;
+    if (pages.data != nullptr) {
+      buffer->release = [pages] { tensor_internal::GivePages(pages.data, pages.length); };
+    }
+  } else {
+    // Round up: aligned_alloc wants a multiple of the alignment.
+    size_t alloc = static_cast<size_t>((bytes + 63) / 64 * 64);
+    buffer->data = static_cast<uint8_t*>(std::aligned_alloc(64, alloc == 0 ? 64 : alloc));
+  }
   if (buffer->data == nullptr) {
     return ResourceExhausted(type.ToString() + ": host allocation of " + Gib(bytes) + " failed");
   }

@@ -95,6 +95,7 @@ class Tensor {
     uint8_t* data = nullptr;
     int64_t bytes = 0;
     std::function<void()> release;  // empty: data came from aligned_alloc
+    bool zeroed = false;  // came from the kernel all zero: Allocate need not clear it
     ~Buffer();
   };
   bool valid_ = false;

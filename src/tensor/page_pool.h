@@ -1,0 +1,40 @@
+// Storage for large tensors: whole pages of their own, 2 MiB aligned and in
+// transparent huge pages where the host allows, with freed ones kept for
+// reuse up to a bound. A train step frees and allocates the same few large
+// sizes thousands of times; fresh pages cost a fault each and the kernel's
+// zeroing, reused ones cost neither. Internal to src/tensor; thread-safe.
+#ifndef TPUSIM_TENSOR_PAGE_POOL_H_
+#define TPUSIM_TENSOR_PAGE_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tpusim::tensor_internal {
+
+// Tensors from this size on take their storage from the pool.
+inline constexpr int64_t kPooledFrom = int64_t{1} << 21;
+
+// Freed pages kept for reuse at most: enough for a 25M-parameter train
+// step's recurring activations, small beside any host that runs one.
+inline constexpr size_t kPoolCapacity = size_t{256} << 20;
+
+struct Pages {
+  uint8_t* data = nullptr;  // null: the host has no memory left
+  size_t length = 0;        // what to give back
+  bool zeroed = false;      // fresh from the kernel, so all zero bytes
+};
+
+// Pages holding at least `bytes`: reused ones of the same rounded length if
+// the pool has some, else fresh ones.
+Pages TakePages(int64_t bytes);
+
+// Returns pages from TakePages: kept while the pool holds less than
+// kPoolCapacity, else unmapped.
+void GivePages(uint8_t* data, size_t length);
+
+// Bytes kept for reuse now.
+size_t PooledBytes();
+
+}  // namespace tpusim::tensor_internal
+
+#endif  // TPUSIM_TENSOR_PAGE_POOL_H_
