@@ -11,8 +11,20 @@
 
 namespace tpusim::tensor_internal {
 
-// Tensors from this size on take their storage from the pool.
+// Tensors from this size on take their storage from the pool; under
+// AddressSanitizer none do, so that it sees every tensor's overruns.
+#if defined(__SANITIZE_ADDRESS__)  // GCC's spelling
+#define TPUSIM_TENSOR_ASAN 1
+#elif defined(__has_feature)     // clang's
+#if __has_feature(address_sanitizer)
+#define TPUSIM_TENSOR_ASAN 1
+#endif
+#endif
+#if defined(TPUSIM_TENSOR_ASAN)
+inline constexpr int64_t kPooledFrom = INT64_MAX;
+#else
 inline constexpr int64_t kPooledFrom = int64_t{1} << 21;
+#endif
 
 // Freed pages kept for reuse at most: enough for a 25M-parameter train
 // step's recurring activations, small beside any host that runs one.

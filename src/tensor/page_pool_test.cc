@@ -45,7 +45,8 @@ TEST(PagePoolTest, KeepsNoMoreThanItsCapacity) {
   GivePages(c.data, c.length);
 }
 
-TEST(PagePoolTest, AllocateClearsReusedPagesAndUninitializedDoesNot) {
+TEST(PagePoolTest, AllocateClearsReusedPages) {
+  if (kPooledFrom > (int64_t{4} << 20)) GTEST_SKIP() << "tensors do not use the pool here";
   const ir::Type type = ir::Type::Tensor(ir::ElementType::kF32, {1024, 1024});
   const uint8_t* first = nullptr;
   {
