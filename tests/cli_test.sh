@@ -512,6 +512,12 @@ status=$?
 grep -q "computing values" stderr.txt && fail "Ctrl-C, no terminal: a progress line"
 grep -q "^note: stopped on request" stdout.txt || fail "Ctrl-C, no terminal: no partial report"
 
+# LAPACK (and OpenBLAS's spinning thread pool behind it) loads on first use only.
+LD_DEBUG=libs "$tpusim" run "$examples/matmul.mlir" --random-inputs --numerics reference \
+  >/dev/null 2>ld_debug.txt || fail "LAPACK check: the run failed"
+grep -q "calling init: .*libdnnl" ld_debug.txt || fail "LAPACK check: LD_DEBUG shows no library"
+grep -q "calling init: .*\(lapack\|blas\)" ld_debug.txt && fail "LAPACK loaded by a run without LAPACK calls"
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures CLI checks failed"
   exit 1

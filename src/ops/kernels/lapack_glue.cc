@@ -1,6 +1,10 @@
 #include "ops/kernels/lapack_glue.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -23,12 +27,52 @@ using c128 = std::complex<double>;
 constexpr int kRow = LAPACK_ROW_MAJOR;
 constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
 
-// LAPACKE's NaN check would refuse NaN inputs with info < 0 before calling
-// LAPACK; JAX's kernels call LAPACK directly, so NaNs must flow through.
-[[maybe_unused]] const bool kNanCheckOff = [] {
-  LAPACKE_set_nancheck(0);
-  return true;
-}();
+// LAPACK is loaded on first use, not with tpusim: OpenBLAS, behind it,
+// starts a thread pool as it loads whose threads spin for about 0.1 s on the
+// cores a short run needs (a 2048^3 f32 matmul run took 167 ms with it
+// loaded, 123 ms without), and few programs call LAPACK at all.
+struct Library {
+  void* handle = nullptr;
+  std::string error;
+};
+
+const Library& LapackLibrary() {
+  static const Library* library = [] {
+    auto* lib = new Library();
+    lib->handle = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (lib->handle == nullptr) {
+      const char* e = dlerror();
+      lib->error = e != nullptr ? e : "unknown error";
+      return lib;
+    }
+    // LAPACKE's NaN check would refuse NaN inputs with info < 0 before
+    // calling LAPACK; JAX's kernels call LAPACK directly, so NaNs must flow.
+    auto set_nancheck = reinterpret_cast<decltype(&LAPACKE_set_nancheck)>(
+        dlsym(lib->handle, "LAPACKE_set_nancheck"));
+    if (set_nancheck != nullptr) set_nancheck(0);
+    return lib;
+  }();
+  return *library;
+}
+
+// The LAPACKE or CBLAS function `name` (CBLAS's come from the BLAS LAPACKE
+// links). REQUIRES: LoadLapack() succeeded; a standard function missing from
+// the loaded library is a broken install, and fatal.
+void* LapackSymbol(const char* name) {
+  void* f = dlsym(LapackLibrary().handle, name);
+  if (f == nullptr) {
+    std::fprintf(stderr, "tpusim: the loaded LAPACK has no %s\n", name);
+    std::abort();
+  }
+  return f;
+}
+
+// Calls through TPUSIM_LAPACK(fn)(args...) look `fn` up once, where used.
+#define TPUSIM_LAPACK(fn)                                                     \
+  (*[] {                                                                      \
+    static const auto f = reinterpret_cast<decltype(&fn)>(LapackSymbol(#fn)); \
+    return f;                                                                 \
+  }())
 
 lapack_int I(int64_t v) { return static_cast<lapack_int>(v); }
 int64_t Lead(int64_t cols) { return std::max<int64_t>(1, cols); }
@@ -52,6 +96,13 @@ std::vector<ir::Type> ResultTypes(const ir::Operation& op) {
 }
 
 }  // namespace
+
+Status LoadLapack() {
+  const Library& lib = LapackLibrary();
+  if (lib.handle != nullptr) return Status::Ok();
+  return FailedPrecondition("cannot load LAPACK (liblapacke.so.3, Debian's liblapacke3): " +
+                            lib.error);
+}
 
 bool IsLapackElement(ir::ElementType e) {
   return e == ir::ElementType::kF32 || e == ir::ElementType::kF64 || e == ir::ElementType::kC64 ||
@@ -182,50 +233,66 @@ void PivotsToPermutation(const int32_t* pivots, int64_t k, int64_t m, int32_t* p
 template <typename T>
 int Getrf(int64_t m, int64_t n, T* a, int32_t* ipiv) {
   const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgetrf(kRow, rows, cols, a, lda, ipiv);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgetrf(kRow, rows, cols, a, lda, ipiv);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgetrf(kRow, rows, cols, a, lda, ipiv);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgetrf(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_sgetrf)(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dgetrf)(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cgetrf)(kRow, rows, cols, a, lda, ipiv);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zgetrf)(kRow, rows, cols, a, lda, ipiv);
 }
 
 template <typename T>
 int Geqrf(int64_t m, int64_t n, T* a, T* tau) {
   const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgeqrf(kRow, rows, cols, a, lda, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgeqrf(kRow, rows, cols, a, lda, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgeqrf(kRow, rows, cols, a, lda, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgeqrf(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_sgeqrf)(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dgeqrf)(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cgeqrf)(kRow, rows, cols, a, lda, tau);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zgeqrf)(kRow, rows, cols, a, lda, tau);
 }
 
 template <typename T>
 int Orgqr(int64_t m, int64_t n, int64_t k, T* a, const T* tau) {
   const lapack_int rows = I(m), cols = I(n), kk = I(k), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sorgqr(kRow, rows, cols, kk, a, lda, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dorgqr(kRow, rows, cols, kk, a, lda, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cungqr(kRow, rows, cols, kk, a, lda, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zungqr(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_sorgqr)(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dorgqr)(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cungqr)(kRow, rows, cols, kk, a, lda, tau);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zungqr)(kRow, rows, cols, kk, a, lda, tau);
 }
 
 template <typename T>
 int Syevd(char jobz, char uplo, int64_t n, T* a, Real<T>* w) {
   const lapack_int nn = I(n), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_ssyevd(kRow, jobz, uplo, nn, a, lda, w);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dsyevd(kRow, jobz, uplo, nn, a, lda, w);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cheevd(kRow, jobz, uplo, nn, a, lda, w);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zheevd(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_ssyevd)(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dsyevd)(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cheevd)(kRow, jobz, uplo, nn, a, lda, w);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zheevd)(kRow, jobz, uplo, nn, a, lda, w);
 }
 
 template <typename T>
 int Gesdd(char jobz, int64_t m, int64_t n, T* a, Real<T>* s, T* u, int64_t ucols, T* vt) {
   const lapack_int rows = I(m), cols = I(n), lda = I(Lead(n)), ldu = I(Lead(ucols));
   if constexpr (std::is_same_v<T, float>) {
-    return LAPACKE_sgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+    return TPUSIM_LAPACK(LAPACKE_sgesdd)(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
   } else if constexpr (std::is_same_v<T, double>) {
-    return LAPACKE_dgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+    return TPUSIM_LAPACK(LAPACKE_dgesdd)(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
   } else if constexpr (std::is_same_v<T, c64>) {
-    return LAPACKE_cgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+    return TPUSIM_LAPACK(LAPACKE_cgesdd)(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
   } else {
-    return LAPACKE_zgesdd(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
+    return TPUSIM_LAPACK(LAPACKE_zgesdd)(kRow, jobz, rows, cols, a, lda, s, u, ldu, vt, lda);
   }
 }
 
@@ -236,13 +303,17 @@ int Gesvd(char jobu, char jobvt, int64_t m, int64_t n, T* a, Real<T>* s, T* u, i
   std::vector<Real<T>> superb(std::max<int64_t>(std::min(m, n), 2));  // unconverged diagonal
   Real<T>* e = superb.data();
   if constexpr (std::is_same_v<T, float>) {
-    return LAPACKE_sgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+    return TPUSIM_LAPACK(LAPACKE_sgesvd)(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda,
+                                         e);
   } else if constexpr (std::is_same_v<T, double>) {
-    return LAPACKE_dgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+    return TPUSIM_LAPACK(LAPACKE_dgesvd)(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda,
+                                         e);
   } else if constexpr (std::is_same_v<T, c64>) {
-    return LAPACKE_cgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+    return TPUSIM_LAPACK(LAPACKE_cgesvd)(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda,
+                                         e);
   } else {
-    return LAPACKE_zgesvd(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda, e);
+    return TPUSIM_LAPACK(LAPACKE_zgesvd)(kRow, jobu, jobvt, rows, cols, a, lda, s, u, ldu, vt, lda,
+                                         e);
   }
 }
 
@@ -251,41 +322,45 @@ int Ormqr(char side, char trans, int64_t m, int64_t n, int64_t k, const T* a, in
           const T* tau, T* c) {
   const lapack_int rows = I(m), cols = I(n), kk = I(k), ld = I(Lead(lda)), ldc = I(Lead(n));
   if constexpr (std::is_same_v<T, float>) {
-    return LAPACKE_sormqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+    return TPUSIM_LAPACK(LAPACKE_sormqr)(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
-    return LAPACKE_dormqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+    return TPUSIM_LAPACK(LAPACKE_dormqr)(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
   } else if constexpr (std::is_same_v<T, c64>) {
-    return LAPACKE_cunmqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+    return TPUSIM_LAPACK(LAPACKE_cunmqr)(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
   } else {
-    return LAPACKE_zunmqr(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
+    return TPUSIM_LAPACK(LAPACKE_zunmqr)(kRow, side, trans, rows, cols, kk, a, ld, tau, c, ldc);
   }
 }
 
 template <typename T>
 int Potrf(char uplo, int64_t n, T* a) {
   const lapack_int nn = I(n), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_spotrf(kRow, uplo, nn, a, lda);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dpotrf(kRow, uplo, nn, a, lda);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cpotrf(kRow, uplo, nn, a, lda);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zpotrf(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_spotrf)(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dpotrf)(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cpotrf)(kRow, uplo, nn, a, lda);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zpotrf)(kRow, uplo, nn, a, lda);
 }
 
 template <typename T>
 int Gees(char jobvs, int64_t n, T* a, std::complex<Real<T>>* w, T* vs, int32_t* sdim) {
   const lapack_int nn = I(n), lda = I(Lead(n));
   if constexpr (std::is_same_v<T, c64>) {
-    return LAPACKE_cgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, w, vs, lda);
+    return TPUSIM_LAPACK(LAPACKE_cgees)(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, w, vs, lda);
   } else if constexpr (std::is_same_v<T, c128>) {
-    return LAPACKE_zgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, w, vs, lda);
+    return TPUSIM_LAPACK(LAPACKE_zgees)(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, w, vs, lda);
   } else {
     std::vector<T> wr(std::max<int64_t>(n, 1)), wi(std::max<int64_t>(n, 1));
     int info;
     if constexpr (std::is_same_v<T, float>) {
-      info =
-          LAPACKE_sgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, wr.data(), wi.data(), vs, lda);
+      info = TPUSIM_LAPACK(LAPACKE_sgees)(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, wr.data(),
+                                          wi.data(), vs, lda);
     } else {
-      info =
-          LAPACKE_dgees(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, wr.data(), wi.data(), vs, lda);
+      info = TPUSIM_LAPACK(LAPACKE_dgees)(kRow, jobvs, 'N', nullptr, nn, a, lda, sdim, wr.data(),
+                                          wi.data(), vs, lda);
     }
     for (int64_t i = 0; i < n; ++i) w[i] = {wr[i], wi[i]};
     return info;
@@ -295,28 +370,40 @@ int Gees(char jobvs, int64_t n, T* a, std::complex<Real<T>>* w, T* vs, int32_t* 
 template <typename T>
 int Gehrd(int64_t n, int64_t ilo, int64_t ihi, T* a, T* tau) {
   const lapack_int nn = I(n), lo = I(ilo), hi = I(ihi), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgehrd(kRow, nn, lo, hi, a, lda, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgehrd(kRow, nn, lo, hi, a, lda, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgehrd(kRow, nn, lo, hi, a, lda, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgehrd(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_sgehrd)(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dgehrd)(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cgehrd)(kRow, nn, lo, hi, a, lda, tau);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zgehrd)(kRow, nn, lo, hi, a, lda, tau);
 }
 
 template <typename T>
 int Sytrd(char uplo, int64_t n, T* a, Real<T>* d, Real<T>* e, T* tau) {
   const lapack_int nn = I(n), lda = I(Lead(n));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_ssytrd(kRow, uplo, nn, a, lda, d, e, tau);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dsytrd(kRow, uplo, nn, a, lda, d, e, tau);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_chetrd(kRow, uplo, nn, a, lda, d, e, tau);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zhetrd(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_ssytrd)(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dsytrd)(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_chetrd)(kRow, uplo, nn, a, lda, d, e, tau);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zhetrd)(kRow, uplo, nn, a, lda, d, e, tau);
 }
 
 template <typename T>
 int Gtsv(int64_t n, int64_t nrhs, T* dl, T* d, T* du, T* b) {
   const lapack_int nn = I(n), cols = I(nrhs), ldb = I(Lead(nrhs));
-  if constexpr (std::is_same_v<T, float>) return LAPACKE_sgtsv(kRow, nn, cols, dl, d, du, b, ldb);
-  if constexpr (std::is_same_v<T, double>) return LAPACKE_dgtsv(kRow, nn, cols, dl, d, du, b, ldb);
-  if constexpr (std::is_same_v<T, c64>) return LAPACKE_cgtsv(kRow, nn, cols, dl, d, du, b, ldb);
-  if constexpr (std::is_same_v<T, c128>) return LAPACKE_zgtsv(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, float>)
+    return TPUSIM_LAPACK(LAPACKE_sgtsv)(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, double>)
+    return TPUSIM_LAPACK(LAPACKE_dgtsv)(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, c64>)
+    return TPUSIM_LAPACK(LAPACKE_cgtsv)(kRow, nn, cols, dl, d, du, b, ldb);
+  if constexpr (std::is_same_v<T, c128>)
+    return TPUSIM_LAPACK(LAPACKE_zgtsv)(kRow, nn, cols, dl, d, du, b, ldb);
 }
 
 template <typename T>
@@ -332,15 +419,17 @@ void Trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T a
   const int lda = static_cast<int>(side == 'L' ? m : n), ldb = static_cast<int>(n);
   const int mm = static_cast<int>(m), nn = static_cast<int>(n);
   if constexpr (std::is_same_v<T, float>) {
-    cblas_strsm(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
+    TPUSIM_LAPACK(cblas_strsm)(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
   } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dtrsm(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
+    TPUSIM_LAPACK(cblas_dtrsm)(CblasRowMajor, s, u, t, g, mm, nn, alpha, a, lda, b, ldb);
   } else if constexpr (std::is_same_v<T, c64>) {
-    cblas_ctrsm(CblasRowMajor, s, u, t, g, mm, nn, reinterpret_cast<const float*>(&alpha),
-                reinterpret_cast<const float*>(a), lda, reinterpret_cast<float*>(b), ldb);
+    TPUSIM_LAPACK(cblas_ctrsm)
+    (CblasRowMajor, s, u, t, g, mm, nn, reinterpret_cast<const float*>(&alpha),
+     reinterpret_cast<const float*>(a), lda, reinterpret_cast<float*>(b), ldb);
   } else {
-    cblas_ztrsm(CblasRowMajor, s, u, t, g, mm, nn, reinterpret_cast<const double*>(&alpha),
-                reinterpret_cast<const double*>(a), lda, reinterpret_cast<double*>(b), ldb);
+    TPUSIM_LAPACK(cblas_ztrsm)
+    (CblasRowMajor, s, u, t, g, mm, nn, reinterpret_cast<const double*>(&alpha),
+     reinterpret_cast<const double*>(a), lda, reinterpret_cast<double*>(b), ldb);
   }
 }
 
@@ -373,20 +462,20 @@ int Geev(char jobvl, char jobvr, int64_t n, T* a, std::complex<Real<T>>* w,
   const lapack_int lda = I(Lead(n));
   if constexpr (kIsComplex<T>) {
     if constexpr (std::is_same_v<T, c64>) {
-      return LAPACKE_cgeev(kRow, jobvl, jobvr, I(n), a, lda, w, vl, lda, vr, lda);
+      return TPUSIM_LAPACK(LAPACKE_cgeev)(kRow, jobvl, jobvr, I(n), a, lda, w, vl, lda, vr, lda);
     } else {
-      return LAPACKE_zgeev(kRow, jobvl, jobvr, I(n), a, lda, w, vl, lda, vr, lda);
+      return TPUSIM_LAPACK(LAPACKE_zgeev)(kRow, jobvl, jobvr, I(n), a, lda, w, vl, lda, vr, lda);
     }
   } else {
     const size_t nn = static_cast<size_t>(std::max<int64_t>(n * n, 1));
     std::vector<T> wr(std::max<int64_t>(n, 1)), wi(std::max<int64_t>(n, 1)), l(nn), r(nn);
     int info;
     if constexpr (std::is_same_v<T, float>) {
-      info = LAPACKE_sgeev(kRow, jobvl, jobvr, I(n), a, lda, wr.data(), wi.data(), l.data(), lda,
-                           r.data(), lda);
+      info = TPUSIM_LAPACK(LAPACKE_sgeev)(kRow, jobvl, jobvr, I(n), a, lda, wr.data(), wi.data(),
+                                          l.data(), lda, r.data(), lda);
     } else {
-      info = LAPACKE_dgeev(kRow, jobvl, jobvr, I(n), a, lda, wr.data(), wi.data(), l.data(), lda,
-                           r.data(), lda);
+      info = TPUSIM_LAPACK(LAPACKE_dgeev)(kRow, jobvl, jobvr, I(n), a, lda, wr.data(), wi.data(),
+                                          l.data(), lda, r.data(), lda);
     }
     for (int64_t i = 0; i < n; ++i) w[i] = {wr[i], wi[i]};
     if (jobvl == 'V') UnpackEigenvectors(n, wi.data(), l.data(), vl);

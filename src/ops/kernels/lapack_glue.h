@@ -52,6 +52,11 @@ decltype(auto) Dispatch(ir::ElementType e, F&& f) {
       return f(std::complex<double>{});
   }
 }
+// Loads LAPACK (LAPACKE and CBLAS) on the first call; kFailedPrecondition
+// naming the library when it cannot. The routines below REQUIRE that it
+// succeeded. Thread-safe.
+Status LoadLapack();
+
 bool IsLapackElement(ir::ElementType e);
 
 // A tensor [batch..., rows, cols] as `batch` row-major matrices.

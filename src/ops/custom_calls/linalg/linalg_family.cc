@@ -41,6 +41,7 @@ VerifyFn MakeVerify(const Family& f, std::optional<ElementType> element) {
 EvalFn MakeEval(const Family& f) {
   return [f](EvalContext&, const ir::Operation& op,
              std::span<const Tensor> in) -> StatusOr<std::vector<Tensor>> {
+    TPUSIM_RETURN_IF_ERROR(la::LoadLapack());
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
     TPUSIM_RETURN_IF_ERROR(f.eval(in[0].element(), op, in, out));
     return InOpForm(op, std::move(out));

@@ -81,6 +81,7 @@ Status VerifyLu(const ir::Operation& op) {
 
 StatusOr<std::vector<Tensor>> EvalLu(EvalContext&, const ir::Operation& op,
                                      std::span<const Tensor> in) {
+  TPUSIM_RETURN_IF_ERROR(la::LoadLapack());
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
   la::Dispatch(in[0].element(), [&](auto tag) {
     using T = decltype(tag);
@@ -166,6 +167,7 @@ Status VerifyEigh(const ir::Operation& op) {
 // order satisfies otherwise); eigenvectors are columns.
 StatusOr<std::vector<Tensor>> EvalEigh(EvalContext&, const ir::Operation& op,
                                        std::span<const Tensor> in) {
+  TPUSIM_RETURN_IF_ERROR(la::LoadLapack());
   TPUSIM_ASSIGN_OR_RETURN(EighConfig c, GetEighConfig(op));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Tensor> out, AllocateFlat(op));
   la::Dispatch(in[0].element(), [&](auto tag) {
