@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <complex>
@@ -197,6 +199,28 @@ TEST(MatmulTest, SubnormalOperandsCountAsZero) {
                                                << static_cast<int>(numerics) << " oneDNN " << dnnl;
       }
     }
+  }
+}
+
+// A transposed lhs (a weight gradient's x^T dy) gives the same bits on one
+// thread as on several: oneDNN's kernels for that layout split the sum
+// over K between threads on some hosts (AMX), so it is packed first.
+TEST(MatmulTest, TransposedLhsIsThreadCountIndependent) {
+  const int64_t m = 512, k = 1024, n = 2048;
+  std::vector<float> a = RandomFloats(k * m, 7), b = RandomFloats(k * n, 8);
+  for (ElementType type : {ElementType::kF32, ElementType::kBF16}) {
+    Tensor ta = FloatTensor(type, {k, m}, a), tb = FloatTensor(type, {k, n}, b);
+    MatmulProblem p{.batch = 1, .m = m, .k = k, .n = n,
+                    .lhs = {&ta, 0, {m * k, 1, m}}, .rhs = {&tb, 0, {k * n, n, 1}}};
+    MatmulNumerics num{Numerics::kReference, MatmulPrecision::kDefault, true};
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    auto one = BatchedMatmul(p, ElementType::kF32, num);
+    omp_set_num_threads(std::max(threads, 2));
+    auto several = BatchedMatmul(p, ElementType::kF32, num);
+    omp_set_num_threads(threads);
+    ASSERT_TRUE(one.ok() && several.ok());
+    EXPECT_TRUE(one->BitwiseEquals(*several)) << ir::ElementTypeName(type);
   }
 }
 

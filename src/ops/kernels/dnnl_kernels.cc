@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 namespace tpusim::ops {
 namespace {
@@ -27,12 +28,14 @@ struct Compiled {
   dnnl::memory::desc a, b, dst, scratch;
 };
 
+// A primitive splits its work for the threads there are when it is made,
+// so the thread count is part of its key.
 using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, DnnlType, DnnlType, DnnlType,
-                       std::array<int64_t, 3>, std::array<int64_t, 3>, bool>;
+                       std::array<int64_t, 3>, std::array<int64_t, 3>, bool, int>;
 
 Key KeyOf(const DnnlMatmul& mm) {
   return {mm.batch, mm.m, mm.k, mm.n, mm.a_type, mm.b_type, mm.dst_type,
-          mm.a_strides, mm.b_strides, mm.accumulate};
+          mm.a_strides, mm.b_strides, mm.accumulate, omp_get_max_threads()};
 }
 
 bool IsDense(const DnnlMatmul& mm) {

@@ -228,20 +228,31 @@ StatusOr<MatrixView> WithoutSubnormals(const MatrixView& v, int64_t batch, int64
 
 // Runs a oneDNN matmul on two views; when oneDNN rejects their layouts,
 // packs them densely and retries. kUnimplemented if it still has no kernel.
+// An lhs not in row-major order is packed first in any case: for it, some
+// of oneDNN's kernels (AMX's) split the sum over K between threads, so that
+// the bits would depend on the thread count.
 Status DnnlOnViews(const MatmulProblem& p, DnnlType in_type, DnnlType dst_type, void* dst) {
+  const std::array<int64_t, 3> dense_a = {p.m * p.k, p.k, 1};
+  std::optional<Tensor> packed_a;
+  const std::array<int64_t, 3> a_strides = CanonicalStrides(p.lhs.strides, p.batch, p.m, p.k);
+  if (a_strides != dense_a) {
+    TPUSIM_ASSIGN_OR_RETURN(packed_a, PackDense(p.lhs, p.batch, p.m, p.k));
+  }
   DnnlMatmul mm{.batch = p.batch, .m = p.m, .k = p.k, .n = p.n, .a_type = in_type,
                 .b_type = in_type, .dst_type = dst_type,
-                .a_strides = CanonicalStrides(p.lhs.strides, p.batch, p.m, p.k),
+                .a_strides = packed_a ? dense_a : a_strides,
                 .b_strides = CanonicalStrides(p.rhs.strides, p.batch, p.k, p.n)};
   const int w = ir::StorageBytes(p.lhs.tensor->element());
-  Status s = RunDnnlMatmul(mm, p.lhs.tensor->raw() + p.lhs.offset * w,
-                           p.rhs.tensor->raw() + p.rhs.offset * w, dst);
+  const uint8_t* a = packed_a ? packed_a->raw() : p.lhs.tensor->raw() + p.lhs.offset * w;
+  Status s = RunDnnlMatmul(mm, a, p.rhs.tensor->raw() + p.rhs.offset * w, dst);
   if (s.code() != StatusCode::kUnimplemented) return s;
-  TPUSIM_ASSIGN_OR_RETURN(Tensor a, PackDense(p.lhs, p.batch, p.m, p.k));
+  if (!packed_a) {
+    TPUSIM_ASSIGN_OR_RETURN(packed_a, PackDense(p.lhs, p.batch, p.m, p.k));
+  }
   TPUSIM_ASSIGN_OR_RETURN(Tensor b, PackDense(p.rhs, p.batch, p.k, p.n));
-  mm.a_strides = {p.m * p.k, p.k, 1};
+  mm.a_strides = dense_a;
   mm.b_strides = {p.k * p.n, p.n, 1};
-  return RunDnnlMatmul(mm, a.raw(), b.raw(), dst);
+  return RunDnnlMatmul(mm, packed_a->raw(), b.raw(), dst);
 }
 
 // Reference f32 x f32 or bf16 x bf16 -> f32 / bf16 on oneDNN.
