@@ -2,17 +2,27 @@
 
 #include <sys/mman.h>
 
+#include <iterator>
+#include <list>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace tpusim::tensor_internal {
 namespace {
 
 constexpr size_t kHugePage = size_t{1} << 21;
 
+struct Block {
+  uint8_t* data;
+  size_t length;
+};
+
+// Freed blocks, oldest first, and the same by length.
 struct Pool {
   std::mutex mu;
-  std::multimap<size_t, uint8_t*> free;  // by length
+  std::list<Block> by_age;
+  std::multimap<size_t, std::list<Block>::iterator> by_length;
   size_t bytes = 0;
 };
 
@@ -43,10 +53,11 @@ Pages TakePages(int64_t bytes) {
   Pool& pool = ThePool();
   {
     std::lock_guard<std::mutex> lock(pool.mu);
-    auto it = pool.free.find(length);
-    if (it != pool.free.end()) {
-      uint8_t* data = it->second;
-      pool.free.erase(it);
+    auto it = pool.by_length.find(length);
+    if (it != pool.by_length.end()) {
+      uint8_t* data = it->second->data;
+      pool.by_age.erase(it->second);
+      pool.by_length.erase(it);
       pool.bytes -= length;
       return {data, length, false};
     }
@@ -55,16 +66,33 @@ Pages TakePages(int64_t bytes) {
 }
 
 void GivePages(uint8_t* data, size_t length) {
+  if (length > kPoolCapacity) {
+    munmap(data, length);
+    return;
+  }
+  std::vector<Block> evicted;  // unmapped outside the lock
   Pool& pool = ThePool();
   {
     std::lock_guard<std::mutex> lock(pool.mu);
-    if (pool.bytes + length <= kPoolCapacity) {
-      pool.free.emplace(length, data);
-      pool.bytes += length;
-      return;
+    // The oldest blocks make room: the sizes a program keeps freeing stay.
+    while (pool.bytes + length > kPoolCapacity) {
+      Block old = pool.by_age.front();
+      auto range = pool.by_length.equal_range(old.length);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (it->second == pool.by_age.begin()) {
+          pool.by_length.erase(it);
+          break;
+        }
+      }
+      pool.by_age.pop_front();
+      pool.bytes -= old.length;
+      evicted.push_back(old);
     }
+    pool.by_age.push_back({data, length});
+    pool.by_length.emplace(length, std::prev(pool.by_age.end()));
+    pool.bytes += length;
   }
-  munmap(data, length);
+  for (const Block& b : evicted) munmap(b.data, b.length);
 }
 
 size_t PooledBytes() {

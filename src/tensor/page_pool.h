@@ -1,8 +1,9 @@
 // Storage for large tensors: whole pages of their own, 2 MiB aligned and in
 // transparent huge pages where the host allows, with freed ones kept for
-// reuse up to a bound. A train step frees and allocates the same few large
-// sizes thousands of times; fresh pages cost a fault each and the kernel's
-// zeroing, reused ones cost neither. Internal to src/tensor; thread-safe.
+// reuse up to a bound, the oldest going first. A train step frees and
+// allocates the same few large sizes thousands of times; fresh pages cost a
+// fault each and the kernel's zeroing, reused ones cost neither. Internal to
+// src/tensor; thread-safe.
 #ifndef TPUSIM_TENSOR_PAGE_POOL_H_
 #define TPUSIM_TENSOR_PAGE_POOL_H_
 
@@ -40,8 +41,9 @@ struct Pages {
 // the pool has some, else fresh ones.
 Pages TakePages(int64_t bytes);
 
-// Returns pages from TakePages: kept while the pool holds less than
-// kPoolCapacity, else unmapped.
+// Returns pages from TakePages, to be kept for reuse: the oldest pages kept
+// are unmapped to keep the pool within kPoolCapacity (pages larger than that
+// are unmapped at once).
 void GivePages(uint8_t* data, size_t length);
 
 // Bytes kept for reuse now.

@@ -29,20 +29,28 @@ TEST(PagePoolTest, FreshPagesAreZeroedAndAlignedAndGivenBackOnesReused) {
   GivePages(again.data, again.length);
 }
 
-TEST(PagePoolTest, KeepsNoMoreThanItsCapacity) {
+TEST(PagePoolTest, KeepsNoMoreThanItsCapacityTheOldestGoingFirst) {
   const size_t length = kPoolCapacity / 2 + (size_t{2} << 20);
   Pages a = TakePages(static_cast<int64_t>(length));
   Pages b = TakePages(static_cast<int64_t>(length));
   ASSERT_NE(a.data, nullptr);
   ASSERT_NE(b.data, nullptr);
-  size_t pooled = PooledBytes();
   GivePages(a.data, a.length);
-  GivePages(b.data, b.length);  // does not fit beside a: unmapped
+  GivePages(b.data, b.length);  // a cannot stay beside it
   EXPECT_LE(PooledBytes(), kPoolCapacity);
-  EXPECT_EQ(PooledBytes(), pooled + a.length);
   Pages c = TakePages(static_cast<int64_t>(length));
-  EXPECT_EQ(c.data, a.data);
+  EXPECT_EQ(c.data, b.data);
+  EXPECT_FALSE(c.zeroed);
+  Pages d = TakePages(static_cast<int64_t>(length));  // a is gone: fresh pages
+  EXPECT_TRUE(d.zeroed);
   GivePages(c.data, c.length);
+  GivePages(d.data, d.length);
+
+  Pages huge = TakePages(static_cast<int64_t>(kPoolCapacity) + 1);
+  ASSERT_NE(huge.data, nullptr);
+  size_t pooled = PooledBytes();
+  GivePages(huge.data, huge.length);  // larger than the pool: unmapped, nothing evicted
+  EXPECT_EQ(PooledBytes(), pooled);
 }
 
 TEST(PagePoolTest, AllocateClearsReusedPages) {
