@@ -101,4 +101,16 @@ size_t PooledBytes() {
   return pool.bytes;
 }
 
+void ReleasePooledPages() {
+  std::list<Block> all;
+  Pool& pool = ThePool();
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    all.swap(pool.by_age);
+    pool.by_length.clear();
+    pool.bytes = 0;
+  }
+  for (const Block& b : all) munmap(b.data, b.length);
+}
+
 }  // namespace tpusim::tensor_internal

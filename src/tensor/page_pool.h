@@ -49,6 +49,9 @@ void GivePages(uint8_t* data, size_t length);
 // Bytes kept for reuse now.
 size_t PooledBytes();
 
+// Unmaps every page kept for reuse.
+void ReleasePooledPages();
+
 }  // namespace tpusim::tensor_internal
 
 #endif  // TPUSIM_TENSOR_PAGE_POOL_H_

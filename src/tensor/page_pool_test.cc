@@ -9,7 +9,10 @@
 namespace tpusim::tensor_internal {
 namespace {
 
+// Each test starts from an empty pool: other tests' tensors leave pages in it.
 TEST(PagePoolTest, FreshPagesAreZeroedAndAlignedAndGivenBackOnesReused) {
+  ReleasePooledPages();
+  EXPECT_EQ(PooledBytes(), 0u);
   Pages fresh = TakePages(3 << 20);
   ASSERT_NE(fresh.data, nullptr);
   EXPECT_TRUE(fresh.zeroed);
@@ -30,6 +33,7 @@ TEST(PagePoolTest, FreshPagesAreZeroedAndAlignedAndGivenBackOnesReused) {
 }
 
 TEST(PagePoolTest, KeepsNoMoreThanItsCapacityTheOldestGoingFirst) {
+  ReleasePooledPages();
   const size_t length = kPoolCapacity / 2 + (size_t{2} << 20);
   Pages a = TakePages(static_cast<int64_t>(length));
   Pages b = TakePages(static_cast<int64_t>(length));
@@ -55,6 +59,7 @@ TEST(PagePoolTest, KeepsNoMoreThanItsCapacityTheOldestGoingFirst) {
 
 TEST(PagePoolTest, AllocateClearsReusedPages) {
   if (kPooledFrom > (int64_t{4} << 20)) GTEST_SKIP() << "tensors do not use the pool here";
+  ReleasePooledPages();
   const ir::Type type = ir::Type::Tensor(ir::ElementType::kF32, {1024, 1024});
   const uint8_t* first = nullptr;
   {
