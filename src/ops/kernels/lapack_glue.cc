@@ -30,7 +30,7 @@ constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
 // LAPACK is loaded on first use, not with tpusim: OpenBLAS, behind it,
 // starts a thread pool as it loads whose threads spin for about 0.1 s on the
 // cores a short run needs (a 2048^3 f32 matmul run took 167 ms with it
-// loaded, 123 ms without), and few programs call LAPACK at all.
+// loaded at start, 132 ms without), and few programs call LAPACK at all.
 struct Library {
   void* handle = nullptr;
   std::string error;
