@@ -406,6 +406,40 @@ sed 's/layers = 2/layerz = 2/' tiny.toml >typo.toml
 bad "typo" 2 "typo.toml:7:10: unknown key 'architecture.layerz'" --file typo.toml
 [[ ! -e x.mlir ]] || fail "a failed emit wrote its file"
 
+# Values do not depend on the thread count: a 25M-parameter step with bf16
+# activations (weight gradients x^T dy, where oneDNN's AMX kernels would split
+# the sum between threads), bit for bit on 1 and 2 threads, in both modes.
+cat >threads.toml <<'TOML'
+name = "threads"
+description = "25M Llama-style, for the thread-count check"
+sources = ["tests/model_test.sh"]
+
+[architecture]
+layers = 2
+d_model = 512
+heads = 8
+kv_heads = 8
+head_dim = 64
+d_ff = 2048
+vocab = 8192
+mlp = "swiglu"
+norm = "rmsnorm"
+bias = false
+tied_embeddings = false
+position_embeddings = 0
+max_seq = 256
+TOML
+"$tpusim" model --file threads.toml --emit threads.mlir --batch 4 --seq 256 --dtype bf16 \
+  >/dev/null 2>&1 || fail "threads: emit"
+for numerics in reference tpu; do
+  for t in 1 2; do
+    OMP_NUM_THREADS=$t "$tpusim" run threads.mlir --random-inputs --numerics "$numerics" \
+      --output-dir "threads_${numerics}_$t" >/dev/null 2>&1 || fail "threads: run $numerics on $t"
+  done
+  diff -rq "threads_${numerics}_1" "threads_${numerics}_2" >/dev/null ||
+    fail "threads: $numerics values differ between 1 and 2 threads"
+done
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures check(s) failed"
   exit 1
