@@ -237,6 +237,25 @@ TEST(OnnxImport, MalformedModelsAreOneLineErrors) {
   EXPECT_NE(cyclic.status().message().find("invalid ONNX model"), std::string::npos);
 }
 
+// An axis must name a dimension: ops over a rank-0 input have none (a fuzzed
+// Gather on a scalar once read past its empty shape).
+TEST(OnnxImport, AnAxisOfAScalarIsOutOfRange) {
+  for (const char* op : {"Gather", "GatherElements"}) {
+    onnx::ModelProto m = Model();
+    onnx::GraphProto& g = *m.mutable_graph();
+    AddInput(g, "x", TensorProto::FLOAT, {});
+    g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();  // rank 0
+    AddInput(g, "i", TensorProto::INT64, {"1"});
+    AddNode(g, op, {"x", "i"}, {"y"}, "n");
+    AddOutput(g, "y", 1);
+    auto module = Import(m);
+    ASSERT_FALSE(module.ok()) << op;
+    EXPECT_EQ(module.status().code(), StatusCode::kInvalidArgument) << op;
+    EXPECT_NE(module.status().message().find("out of range for rank 0"), std::string::npos)
+        << op << ": " << module.status().message();
+  }
+}
+
 TEST(OnnxImport, TensorsOfTheWrongSizeAreRefused) {
   onnx::ModelProto m = Model();
   onnx::GraphProto& g = *m.mutable_graph();

@@ -167,7 +167,7 @@ Status Node::Invalid(std::string_view what) const {
 }
 
 StatusOr<int64_t> Node::Axis(int64_t axis, int64_t rank) const {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+  if (axis < -rank || axis >= rank) {
     return Invalid("axis " + std::to_string(axis) + " is out of range for rank " +
                    std::to_string(rank));
   }
