@@ -406,12 +406,13 @@ sed 's/layers = 2/layerz = 2/' tiny.toml >typo.toml
 bad "typo" 2 "typo.toml:7:10: unknown key 'architecture.layerz'" --file typo.toml
 [[ ! -e x.mlir ]] || fail "a failed emit wrote its file"
 
-# Values do not depend on the thread count: a 25M-parameter step with bf16
-# activations (weight gradients x^T dy, where oneDNN's AMX kernels would split
-# the sum between threads), bit for bit on 1 and 2 threads, in both modes.
+# Values do not depend on the thread count: a step at the 25M bench model's
+# widths (2 layers, 17M parameters) with bf16 activations, whose weight
+# gradients x^T dy oneDNN's AMX kernels would split between threads, bit for
+# bit on 1 and 2 threads, in both modes.
 cat >threads.toml <<'TOML'
 name = "threads"
-description = "25M Llama-style, for the thread-count check"
+description = "the 25M bench model at 2 layers, for the thread-count check"
 sources = ["tests/model_test.sh"]
 
 [architecture]
