@@ -1,6 +1,7 @@
 #include "runtime/run_io.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -303,26 +304,42 @@ Status WriteResults(const std::vector<Tensor>& results, const std::vector<std::s
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgument("cannot create " + dir + ": " + ec.message());
-  std::vector<std::string> written;
-  std::vector<std::string> lines;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const std::string name = i < names.size() ? names[i] : "result" + std::to_string(i);
-    std::string line = name + ": " + Summary(results[i]);
+  const size_t n = results.size();
+  std::vector<std::string> lines(n), paths(n);
+  std::vector<Status> status(n, Status::Ok());
+  std::vector<char> written(n, 0);  // not vector<bool>: set from several threads
+  for (size_t i = 0; i < n; ++i) {
+    std::string name = i < names.size() ? names[i] : "result" + std::to_string(i);
     if (results[i].type().is_tensor()) {
-      std::string path = (std::filesystem::path(dir) / (name + ".npy")).string();
-      Status st = io::WriteNpy(path, results[i]);
-      if (!st.ok()) {
-        for (const std::string& p : written) std::filesystem::remove(p, ec);
-        return st;
-      }
-      written.push_back(path);
-      line += " -> " + path;
-    } else {
-      line += " (not written)";
+      paths[i] = (std::filesystem::path(dir) / (name + ".npy")).string();
     }
-    lines.push_back(std::move(line));
+    lines[i] = std::move(name) + ": ";
   }
-  for (const std::string& line : lines) std::fprintf(out, "%s\n", line.c_str());
+  // A result's statistics and its file are two tasks, so that one core sums
+  // while the other copies bytes into the page cache (most of a large
+  // result's time). After a failed write, the files not yet begun are not.
+  std::atomic<bool> any_failed{false};
+  ops::ParallelTasks(static_cast<int64_t>(2 * n), [&](int64_t k, int64_t) {
+    const size_t i = static_cast<size_t>(k / 2);
+    if (k % 2 == 0) {
+      lines[i] += Summary(results[i]);
+    } else if (!paths[i].empty() && !any_failed.load()) {
+      status[i] = io::WriteNpy(paths[i], results[i]);
+      written[i] = status[i].ok();
+      if (!status[i].ok()) any_failed = true;
+    }
+  });
+  auto failed = std::find_if(status.begin(), status.end(), [](const Status& s) { return !s.ok(); });
+  if (failed != status.end()) {
+    for (size_t i = 0; i < n; ++i) {
+      if (written[i]) std::filesystem::remove(paths[i], ec);
+    }
+    return *failed;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    lines[i] += paths[i].empty() ? " (not written)" : " -> " + paths[i];
+    std::fprintf(out, "%s\n", lines[i].c_str());
+  }
   return Status::Ok();
 }
 

@@ -119,6 +119,49 @@ TEST_F(WriteResultsTest, SummariesOfOtherTypes) {
   EXPECT_EQ(Line(c), "r: tensor<2xcomplex<f32>> real min=1 max=3 mean=2");
 }
 
+// Results are summarised and written by several threads; the lines come out
+// in the results' order all the same.
+TEST_F(WriteResultsTest, ManyResultsPrintInOrder) {
+  std::vector<Tensor> results;
+  std::vector<std::string> names;
+  for (int i = 0; i < 9; ++i) {
+    results.push_back(F32(std::vector<float>(size_t{1} << (i + 8), static_cast<float>(i))));
+    names.push_back("r" + std::to_string(i));
+  }
+  std::FILE* out = std::tmpfile();
+  ASSERT_TRUE(WriteResults(results, names, dir_.string(), out).ok());
+  std::rewind(out);
+  char buf[512];
+  for (int i = 0; i < 9; ++i) {
+    ASSERT_NE(std::fgets(buf, sizeof buf, out), nullptr);
+    std::string want = "r" + std::to_string(i) + ": tensor<" + std::to_string(1 << (i + 8)) +
+                       "xf32> min=" + std::to_string(i);
+    EXPECT_EQ(std::string(buf).substr(0, want.size()), want);
+    EXPECT_EQ(std::filesystem::file_size(dir_ / ("r" + std::to_string(i) + ".npy")),
+              128u + (4u << (i + 8)));
+  }
+  std::fclose(out);
+}
+
+// One file that cannot be written: no result file stays, and nothing is
+// printed.
+TEST_F(WriteResultsTest, AFailedWriteLeavesNoResultFile) {
+  std::filesystem::create_directories(dir_ / "r3.npy.tmp");  // r3's temporary name taken
+  std::vector<Tensor> results;
+  std::vector<std::string> names;
+  for (int i = 0; i < 6; ++i) {
+    results.push_back(F32(std::vector<float>(1 << 16, 1.0f)));
+    names.push_back("r" + std::to_string(i));
+  }
+  std::FILE* out = std::tmpfile();
+  Status st = WriteResults(results, names, dir_.string(), out);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_EQ(std::ftell(out), 0);
+  std::fclose(out);
+  std::filesystem::remove(dir_ / "r3.npy.tmp");
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+}
+
 class RandomInputsTest : public testing::Test {
  protected:
   std::vector<Tensor> Random(const std::string& params, uint64_t seed) {

@@ -36,6 +36,16 @@ void ParallelFor(int64_t n, int64_t grain, RangeFn fn, int64_t align) {
   }
 }
 
+void ParallelTasks(int64_t n, RangeFn fn) {
+  const int threads = ParallelThreads(n, 1);
+  if (threads <= 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i, i + 1);
+    return;
+  }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int64_t i = 0; i < n; ++i) fn(i, i + 1);
+}
+
 SerialOps::SerialOps() : saved_(serial_ops) { serial_ops = true; }
 SerialOps::~SerialOps() { serial_ops = saved_; }
 

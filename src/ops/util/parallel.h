@@ -49,6 +49,12 @@ int ParallelThreads(int64_t n, int64_t grain);
 // kernel's vector blocks stay whole. `fn` must not throw.
 void ParallelFor(int64_t n, int64_t grain, RangeFn fn, int64_t align = 1);
 
+// Calls fn(i, i + 1) for each i in [0, n), from up to ParallelThreads(n, 1)
+// threads at once, each thread taking the next i none has taken: for a few
+// items of uneven cost, like a program's result files. Returns when all have
+// run. `fn` must not throw.
+void ParallelTasks(int64_t n, RangeFn fn);
+
 // While alive, the ops on this thread run their loops serially: for threads
 // that are one process of a grid each, which together already fill the cores.
 class SerialOps {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -59,6 +60,37 @@ TEST(ParallelForTest, DoesNotNest) {
               [&](int64_t, int64_t) { inner_threads += ParallelThreads(int64_t{1} << 20, 1); });
   // Every chunk of the outer loop saw one thread for an inner loop.
   EXPECT_EQ(inner_threads.load(), ParallelThreads(int64_t{1} << 20, 1));
+}
+
+TEST(ParallelTasksTest, RunsEveryTaskOnceOneAtATime) {
+  for (int64_t n : {0, 1, 2, 37}) {
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+    std::atomic<int> wide{0};
+    ParallelTasks(n, [&](int64_t b, int64_t e) {
+      if (e != b + 1) ++wide;
+      ++runs[static_cast<size_t>(b)];
+    });
+    EXPECT_EQ(wide.load(), 0) << n;
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(runs[static_cast<size_t>(i)].load(), 1) << n;
+  }
+}
+
+TEST(ParallelTasksTest, AFreeThreadTakesTheNextTask) {
+  if (ParallelThreads(4, 1) < 2) GTEST_SKIP() << "one thread";
+  // Task 0 waits for task 1. Handed out in fixed halves, both would be the
+  // first thread's, and task 1 would start only after task 0 gave up.
+  std::atomic<bool> second_done{false};
+  bool waited_in_vain = false;
+  ParallelTasks(4, [&](int64_t i, int64_t) {
+    if (i == 0) {
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!second_done.load() && std::chrono::steady_clock::now() < give_up) {
+      }
+      waited_in_vain = !second_done.load();
+    }
+    if (i == 1) second_done = true;
+  });
+  EXPECT_FALSE(waited_in_vain);
 }
 
 }  // namespace
