@@ -124,6 +124,7 @@ StatusOr<Tensor> Tensor::Adopt(const ir::Type& type, uint8_t* data,
   buffer->bytes = *bytes;
   buffer->data = data;
   buffer->release = std::move(release);
+  buffer->adopted = true;
   Tensor t;
   t.valid_ = true;
   t.type_ = type.WithDefaultLayout();

@@ -29,6 +29,8 @@ TEST(TensorAdoptTest, ReleasesOnceWhenTheLastShareIsGone) {
     copy = Tensor();
     EXPECT_EQ(releases, 0);
     EXPECT_EQ(reshaped.raw(), data);
+    // The only share, but ops still do not write into adopted storage.
+    EXPECT_FALSE(reshaped.unique_storage());
   }
   EXPECT_EQ(releases, 1);
   EXPECT_EQ(HostMemoryInUse(), in_use);

@@ -47,7 +47,8 @@ class Tensor {
   // then (a file mapped into memory): `data` holds the type's bytes, 64-byte
   // aligned, and stays valid until `release` runs, once, when the last
   // Tensor sharing it is gone. Counted against the host memory limit as
-  // Allocate's storage is; on any error `release` has already run.
+  // Allocate's storage is; on any error `release` has already run. Ops never
+  // write their results into it (see unique_storage).
   // REQUIRES: type.is_tensor().
   static StatusOr<Tensor> Adopt(const ir::Type& type, uint8_t* data,
                                 std::function<void()> release);
@@ -72,9 +73,14 @@ class Tensor {
   template <typename T>
   T* mutable_data() { return reinterpret_cast<T*>(mutable_raw()); }
 
-  // True when no other Tensor shares this one's storage: an op that was
-  // handed the only reference may write its result into it in place.
-  bool unique_storage() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  // True when no other Tensor shares this one's storage and it is not
+  // adopted: an op that was handed the only reference may write its result
+  // into it in place. Adopted storage (a file mapped copy-on-write) would
+  // take a page fault, a page copy and a flush of every core's TLB for each
+  // page written: fresh storage costs less.
+  bool unique_storage() const {
+    return buffer_ != nullptr && buffer_.use_count() == 1 && !buffer_->adopted;
+  }
 
   // REQUIRES: type().is_tuple().
   const std::vector<Tensor>& tuple_elements() const { return tuple_; }
@@ -96,6 +102,7 @@ class Tensor {
     int64_t bytes = 0;
     std::function<void()> release;  // empty: data came from aligned_alloc
     bool zeroed = false;  // came from the kernel all zero: Allocate need not clear it
+    bool adopted = false;  // from Adopt
     ~Buffer();
   };
   bool valid_ = false;
