@@ -32,7 +32,13 @@ Pool& ThePool() {
 }
 
 // Fresh zeroed pages of `length` (a multiple of kHugePage), aligned to it so
-// that the kernel can back them with huge pages.
+// that a kernel whose transparent huge pages are always on can back them
+// with huge pages. They are not asked for (MADV_HUGEPAGE): under the usual
+// defrag setting, `madvise`, that makes a fault wait while the kernel
+// compacts memory whenever free huge pages run short, as they do on a host
+// whose page cache fills its memory. On such a host, fresh huge pages came
+// at 350 MB/s against 2.4 GB/s for 4 KiB ones, and a 25M-parameter train
+// step took 2.6 s with them, 1.7 s without.
 uint8_t* MapAligned(size_t length) {
   size_t span = length + kHugePage;
   void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -42,7 +48,6 @@ uint8_t* MapAligned(size_t length) {
   if (start > base) munmap(p, start - base);
   uintptr_t end = start + length;
   if (base + span > end) munmap(reinterpret_cast<void*>(end), base + span - end);
-  madvise(reinterpret_cast<void*>(start), length, MADV_HUGEPAGE);  // advice: may be refused
   return reinterpret_cast<uint8_t*>(start);
 }
 

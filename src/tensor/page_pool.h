@@ -1,5 +1,5 @@
-// Storage for large tensors: whole pages of their own, 2 MiB aligned and in
-// transparent huge pages where the host allows, with freed ones kept for
+// Storage for large tensors: whole pages of their own, 2 MiB aligned (huge
+// pages where the host gives them unasked), with freed ones kept for
 // reuse up to a bound, the oldest going first. A train step frees and
 // allocates the same few large sizes thousands of times; fresh pages cost a
 // fault each and the kernel's zeroing, reused ones cost neither. Internal to
