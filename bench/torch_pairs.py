@@ -9,6 +9,9 @@ exits 0 unless something errors):
            reference --input a.npy --input b.npy --output-dir o` process
            against NumPy (f32) and torch.matmul on bf16 tensors (bf16) in
            this process; targets >= 0.5 at 2048^3, >= 0.8 at 4096^3.
+           Each row also times the same process with a + b in place of the
+           product, and the ratio it would reach with a product as fast as
+           the reference's.
   tiny     the train step of a 25M Llama-style model (`tpusim model --emit`,
            4 layers, d_model 512, batch 4 x 256): tpusim's whole `run` with
            --input files against its PyTorch twin (bench/torch_twin.py,
@@ -27,7 +30,9 @@ compile cache is used as a user's second run would find it (each line says
 whether the best run hit it; the matmuls have one untimed run first). The
 references are timed between tpusim's runs, best taken, so that the load of
 a shared machine weighs on both sides alike. Peak RSS is the child's
-ru_maxrss. The twin's checks: the loss within 1e-4 relative and each updated
+ru_maxrss, which Linux carries over from this process across the child's
+exec: a run smaller than the bench (about 250 MB with PyTorch loaded) shows
+the bench's. The twin's checks: the loss within 1e-4 relative and each updated
 parameter within 1e-4 of its tensor's largest value in f32 (a failure is an
 error); in bf16 and TPU numerics the differences are printed.
 
@@ -265,11 +270,29 @@ def fail(what, run):
 # -- matmuls -------------------------------------------------------------------
 
 
-def matmul_program(n, dtype):
+def matmul_program(n, dtype, op="dot_general"):
     t = f"tensor<{n}x{n}x{dtype}>"
+    dims = " contracting_dims = [1] x [0]" if op == "dot_general" else ""
     return (f"func.func @main(%a: {t}, %b: {t}) -> {t} {{\n"
-            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : ({t}, {t}) -> {t}\n"
+            f"  %0 = stablehlo.{op} %a, %b,{dims} : ({t}, {t}) -> {t}\n"
             f"  return %0 : {t}\n}}\n")
+
+
+def process_floor(n, dtype, d, pa, pb):
+    """The best wall time of the same whole process without the product (a
+    + b on the same files: start, read, convert, write, exit)."""
+    prog = os.path.join(d, f"add{n}_{dtype}.mlir")
+    with open(prog, "w") as f:
+        f.write(matmul_program(n, dtype, "add"))
+    args = ["run", prog, "--numerics", "reference", "--input", pa, "--input", pb,
+            "--output-dir", os.path.join(d, f"o{n}_{dtype}_add")]
+    log = os.path.join(d, f"add{n}_{dtype}.log")
+    run_tpusim(args, log)
+    best, bad = best_runs(args, log, ARGS.repeats)
+    if bad:
+        fail(f"matmul {n}^3 {dtype} without the product", bad)
+        return None
+    return best.wall
 
 
 def bench_matmuls():
@@ -320,11 +343,18 @@ def bench_matmuls():
                     f"{2 * len(ref_times)}): ratio {ratio:.3f} "
                     f"(target >= {target}: {verdict(ratio >= target)}); max|diff|/max|ref| {err:.1e}")
             say(line)
+            floor = process_floor(n, dtype, d, pa, pb)
+            if floor is not None:
+                # What the ratio could reach with a product as fast as the
+                # reference's, inside this process.
+                say(f"  the same process without the product (a + b): {floor:.3f} s; "
+                    f"ratio at most {ref_time / (ref_time + floor):.3f} with {name}'s product")
             SUMMARY.append(f"matmul {n}^3 {dtype}: {name}/tpusim {ratio:.3f} "
                            f"(>= {target}: {verdict(ratio >= target)})")
             del ref
             if not ARGS.keep:
                 shutil.rmtree(out, ignore_errors=True)
+                shutil.rmtree(out + "_add", ignore_errors=True)
         if not ARGS.keep:
             os.remove(pa)
             os.remove(pb)
