@@ -75,7 +75,7 @@ def parse_args():
 def openblas_fallback_core():
     """The OpenBLAS kernels for this CPU's vector width when OpenBLAS does not
     know the CPU and would fall back to its generic Prescott ones (0.3.21 on
-    Sapphire and Emerald Rapids: NumPy's f32 product 10x slower than it can
+    Sapphire and Emerald Rapids: NumPy's f32 product 8x slower than it can
     be), else None. Asked of a child, since OpenBLAS reads
     OPENBLAS_CORETYPE once, when it loads."""
     probe = subprocess.run(
