@@ -11,7 +11,8 @@ exits 0 unless something errors):
            this process; targets >= 0.5 at 2048^3, >= 0.8 at 4096^3.
            Each row also times the same process with a + b in place of the
            product, and the ratio it would reach with a product as fast as
-           the reference's.
+           the reference's; and, where build/python holds tpusim's module,
+           tpusim.run on the same arrays in this process, warm.
   tiny     the train step of a 25M Llama-style model (`tpusim model --emit`,
            4 layers, d_model 512, batch 4 x 256): tpusim's whole `run` with
            --input files against its PyTorch twin (bench/torch_twin.py,
@@ -318,12 +319,38 @@ def process_floor(n, dtype, d, pa, pb):
     return best.wall
 
 
+def tpusim_module():
+    """tpusim's Python module built beside the binary (build/python), or None."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(ARGS.tpusim)), "python"))
+    try:
+        import tpusim
+        return tpusim
+    except ImportError as e:
+        say(f"   (no in-process tpusim: {e})")
+        return None
+    finally:
+        sys.path.pop(0)
+
+
+def in_process(module, prog, a, b, ref_time, name):
+    """tpusim.run on the same program and arrays in this process, warm: the
+    product without the process around it."""
+    if module is None:
+        return
+    run = lambda: module.run(prog, a, b, numerics="reference")  # noqa: E731
+    run()
+    t = best_time(run, ARGS.repeats)
+    say(f"  in this process, tpusim.run (import tpusim): {t:.4f} s (best of {ARGS.repeats}): "
+        f"{name}/tpusim {ref_time / t:.3f}")
+
+
 def bench_matmuls():
     say("== matmul: whole `tpusim run` process vs in-process NumPy (f32) / PyTorch (bf16) ==")
     say("   (inputs f32 .npy; tpusim converts them to the bf16 parameters; one untimed run first)")
     d = os.path.join(ARGS.work_dir, "matmul")
     os.makedirs(d, exist_ok=True)
     rng = np.random.default_rng(0)
+    module = tpusim_module()
     for n in [int(s) for s in ARGS.sizes.split(",")]:
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
@@ -372,6 +399,7 @@ def bench_matmuls():
                 # reference's, inside this process.
                 say(f"  the same process without the product (a + b): {floor:.3f} s; "
                     f"ratio at most {ref_time / (ref_time + floor):.3f} with {name}'s product")
+            in_process(module, prog, a, b, ref_time, name)
             SUMMARY.append(f"matmul {n}^3 {dtype}: {name}/tpusim {ratio:.3f} "
                            f"(>= {target}: {verdict(ratio >= target)})")
             del ref
