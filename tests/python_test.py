@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -167,6 +168,109 @@ class RunTest(unittest.TestCase):
         self.assertGreater(large.total_seconds, small.total_seconds)
         with self.assertRaisesRegex(tpusim.Error, "--arg-shape"):
             tpusim.time(path)
+
+
+SHARED = """
+func.func @main(%a: tensor<64x256xf32>, %u: tensor<2x2xf32>) -> (tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>) {
+  %i = stablehlo.constant dense<1> : tensor<i32>
+  %0 = stablehlo.dynamic_update_slice %a, %u, %i, %i : (tensor<64x256xf32>, tensor<2x2xf32>, tensor<i32>, tensor<i32>) -> tensor<64x256xf32>
+  %1 = stablehlo.add %a, %a : tensor<64x256xf32>
+  return %a, %a, %0, %1 : tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>
+}
+"""
+
+# %a's only use: an op free to write into its operand's storage must not
+# when that storage is the caller's array.
+UPDATE = """
+func.func @main(%a: tensor<64x256xf32>, %u: tensor<2x2xf32>) -> tensor<64x256xf32> {
+  %i = stablehlo.constant dense<1> : tensor<i32>
+  %0 = stablehlo.dynamic_update_slice %a, %u, %i, %i : (tensor<64x256xf32>, tensor<2x2xf32>, tensor<i32>, tensor<i32>) -> tensor<64x256xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<64x256xf32>
+  return %1 : tensor<64x256xf32>
+}
+"""
+
+CAST = """
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xi1>, %c: tensor<f64>, %d: tensor<3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi1>, tensor<f64>, tensor<3xi64>) {
+  return %a, %b, %c, %d : tensor<2x3xf32>, tensor<2x3xi1>, tensor<f64>, tensor<3xi64>
+}
+"""
+
+
+class ArraysTest(unittest.TestCase):
+    """Arrays cross without copies where they can, and never share storage
+    the caller could see change."""
+
+    def setUp(self):
+        self.x = np.random.default_rng(4).standard_normal((64, 256)).astype(np.float32)
+        self.u = np.full((2, 2), 7, np.float32)
+
+    def test_inputs_are_only_read_and_results_are_their_own(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.npy")
+            np.save(path, self.x)
+            # Mapped read-only: a write into it would kill the process.
+            x = np.load(path, mmap_mode="r")
+            for numerics in ("reference", "tpu"):
+                (a, a2, updated, doubled), _ = tpusim.run(SHARED, x, self.u, numerics=numerics)
+                np.testing.assert_array_equal(x, self.x)
+                np.testing.assert_array_equal(a, self.x)
+                want = self.x.copy()
+                want[1:3, 1:3] = 7
+                np.testing.assert_array_equal(updated, want)
+                np.testing.assert_array_equal(doubled, 2 * self.x)
+                # Results that are an input, or each other, are copies.
+                for r in (a, a2, updated, doubled):
+                    self.assertFalse(np.shares_memory(r, x))
+                    self.assertTrue(r.flags.writeable)
+                self.assertFalse(np.shares_memory(a, a2))
+                a[0, 0] = 99
+                self.assertEqual(a2[0, 0], self.x[0, 0])
+                # A fresh result's storage passes to its array.
+                self.assertEqual(type(doubled.base).__name__, "PyCapsule")
+                (squared,), _ = tpusim.run(UPDATE, x, self.u, numerics=numerics)
+                np.testing.assert_array_equal(x, self.x)
+                np.testing.assert_array_equal(squared, want * want)
+            del x, a, a2, updated, doubled, squared
+
+    def test_any_layout_byte_order_and_dtype_numpy_has(self):
+        a = np.arange(6, dtype=np.float32).reshape(2, 3)
+        b = np.array([[True, False, True], [False, True, True]])
+        d = [3, -1, 2 ** 40]
+        for x in (a, np.asfortranarray(a), a.astype(">f4"),
+                  np.arange(12, dtype=np.float32).reshape(2, 6)[:, ::2] / 2 * 1):
+            (ra, rb, rc, rd), _ = tpusim.run(CAST, x, b, np.float64(2.5), d,
+                                             numerics="reference")
+            np.testing.assert_array_equal(ra, x)
+            self.assertEqual(ra.dtype, np.float32)
+            np.testing.assert_array_equal(rb, b)
+            self.assertEqual(rb.dtype, np.bool_)
+            self.assertEqual(rc.shape, ())
+            self.assertEqual(float(rc), 2.5)
+            np.testing.assert_array_equal(rd, np.array(d, np.int64))
+        # Read-only memory of another object's.
+        raw = np.frombuffer(a.tobytes(), np.float32).reshape(2, 3)
+        (ra, _, _, _), _ = tpusim.run(CAST, raw, b, 0.0, d, numerics="reference")
+        np.testing.assert_array_equal(ra, a)
+        with self.assertRaisesRegex(tpusim.Error, r"^input 0: numpy dtype '<U1' is not supported$"):
+            tpusim.run(CAST, np.array([["a"] * 3] * 2), b, 0.0, d)
+        with self.assertRaisesRegex(tpusim.Error, r"^input 1: numpy dtype '\|O' is not supported$"):
+            tpusim.run(CAST, a, np.array([[None] * 3] * 2, dtype=object), 0.0, d)
+
+    def test_runs_on_many_threads(self):
+        results = {}
+
+        def one(k):
+            x = np.full((64, 256), k, np.float32)
+            results[k] = tpusim.run(SHARED, x, self.u, numerics="reference")[0][3]
+
+        threads = [threading.Thread(target=one, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for k in range(4):
+            np.testing.assert_array_equal(results[k], np.full((64, 256), 2 * k, np.float32))
 
 
 class ErrorTest(unittest.TestCase):

@@ -10,7 +10,6 @@ results come back as float32, holding exactly the simulated values. Every
 error tpusim reports raises tpusim.Error with the command line's message.
 """
 
-import io
 import json
 import os
 
@@ -129,18 +128,22 @@ def _looks_like_program(text):
                             "func.func" in text or text.lstrip().startswith("%"))
 
 
-def _npy_bytes(value, index):
+def _host_array(value, index):
+    """`value` as the array tpusim reads in place: C-contiguous, native byte
+    order, a dtype tpusim has (others are named by tpusim.Error)."""
     a = np.asarray(value)
-    # bf16 and other ml_dtypes types save as opaque bytes: widen them to
+    # bf16 and other ml_dtypes types are opaque to tpusim: widen them to
     # float32 (exactly) and let tpusim round back to the parameter's type.
     if a.dtype.kind == "V" or a.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         try:
             a = a.astype(np.float32)
         except (TypeError, ValueError) as e:
             raise TypeError("input %d: dtype %s is not supported" % (index, a.dtype)) from e
-    buf = io.BytesIO()
-    np.save(buf, a, allow_pickle=False)
-    return buf.getvalue()
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not a.flags.c_contiguous:
+        a = a.copy(order="C")
+    return a
 
 
 def _execute(program, arrays, chip, numerics, precision, slice, topology, chip_file, entry,
@@ -153,7 +156,7 @@ def _execute(program, arrays, chip, numerics, precision, slice, topology, chip_f
         args.onnx_path = args.name
     else:
         args.text = text
-    args.inputs = [_npy_bytes(a, i) for i, a in enumerate(arrays)]
+    args.inputs = [_host_array(a, i) for i, a in enumerate(arrays)]
     args.chip = chip
     args.chip_file = chip_file or ""
     args.slice = slice or ""
@@ -165,8 +168,7 @@ def _execute(program, arrays, chip, numerics, precision, slice, topology, chip_f
     args.overlap = overlap
     args.trace = trace
     results, text, json_text, trace_text, html_text = _tpusim.run(args)
-    arrays = [np.load(io.BytesIO(r), allow_pickle=False) for r in results]
-    return arrays, Report(text, json_text, trace_text, html_text)
+    return results, Report(text, json_text, trace_text, html_text)
 
 
 def run(program, *arrays, chip="v5e", numerics="tpu", precision=None, slice=None,
@@ -176,7 +178,9 @@ def run(program, *arrays, chip="v5e", numerics="tpu", precision=None, slice=None
     program: StableHLO or XLA HLO text, or a path to a file holding it.
     arrays: one per parameter of the entry function (@main, else the only
         public one), converted to its type as .npy inputs are (floats rounded
-        to narrower float types).
+        to narrower float types). They are read in place, not copied, where
+        their layout allows: do not change them from another thread while
+        the run goes on.
     chip: a preset (see chips()); chip_file: a TOML chip description instead.
     numerics: "tpu" (bf16 MXU passes, TPU rounding) or "reference" (exact).
     precision: override every dot/convolution: "default", "high", "highest".

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "tpusim/io/file.h"
@@ -473,6 +474,32 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   return t;
 }
 
+StatusOr<Tensor> FromNpyMemory(const std::string& dtype, const ir::Shape& shape,
+                               const uint8_t* data, std::function<void()> release,
+                               const std::string& name) {
+  auto release_now = [&release] {
+    if (release) std::exchange(release, nullptr)();
+  };
+  Layout layout;
+  StatusOr<ElementType> element = DtypeElement(dtype, name, &layout.swap);
+  StatusOr<int64_t> bytes =
+      element.ok() ? CheckedByteSize(shape, ir::StorageBytes(*element)) : element.status();
+  if (!bytes.ok()) {
+    release_now();
+    return bytes.status();
+  }
+  layout.type = ir::Type::Tensor(*element, shape);
+  layout.data_bytes = *bytes;
+  const bool as_is = !layout.swap && *element != ElementType::kI1;
+  if (as_is && *bytes > 0 && reinterpret_cast<uintptr_t>(data) % 64 == 0) {
+    // Ops never write into adopted storage (Tensor::unique_storage).
+    return Tensor::Adopt(layout.type, const_cast<uint8_t*>(data), std::move(release));
+  }
+  StatusOr<Tensor> t = FromData(layout, data);
+  release_now();
+  return t;
+}
+
 ElementType NpyElementType(ElementType t) {
   switch (t) {
     case ElementType::kSI2:
@@ -490,6 +517,16 @@ ElementType NpyElementType(ElementType t) {
   return t;
 }
 
+std::string NpyDtype(ElementType t) { return Descr(NpyElementType(t)); }
+
+void ToNpyElements(const Tensor& t, uint8_t* out) {
+  if (NpyElementType(t.element()) == t.element()) {
+    if (t.size_bytes() > 0) std::memcpy(out, t.raw(), static_cast<size_t>(t.size_bytes()));
+  } else {
+    WidenInto(t, 0, t.num_elements(), out);
+  }
+}
+
 StatusOr<std::string> EncodeNpy(const Tensor& t) {
   TPUSIM_RETURN_IF_ERROR(CheckWritable(t));
   ElementType stored = NpyElementType(t.element());
@@ -500,7 +537,7 @@ StatusOr<std::string> EncodeNpy(const Tensor& t) {
     return out;
   }
   out.resize(header + static_cast<size_t>(t.num_elements() * ir::StorageBytes(stored)));
-  WidenInto(t, 0, t.num_elements(), reinterpret_cast<uint8_t*>(out.data()) + header);
+  ToNpyElements(t, reinterpret_cast<uint8_t*>(out.data()) + header);
   return out;
 }
 

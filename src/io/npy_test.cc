@@ -80,6 +80,62 @@ TEST(Npy, WidensTypesNumpyLacks) {
   EXPECT_EQ(back.data<int8_t>()[0], -1);
 }
 
+// Arrays in memory are read as files are: in place when nothing needs
+// changing, else copied and brought to tpusim's form.
+TEST(Npy, ArraysInMemoryAdoptedOrCopied) {
+  alignas(64) float aligned[17] = {1, 2, 3};
+  int releases = 0;
+  auto count = [&releases] { ++releases; };
+  {
+    Tensor t = FromNpyMemory("<f4", {16}, reinterpret_cast<uint8_t*>(aligned), count, "a").value();
+    EXPECT_EQ(t.data<float>(), aligned);
+    EXPECT_FALSE(t.unique_storage());
+    EXPECT_EQ(releases, 0);
+  }
+  EXPECT_EQ(releases, 1);
+  // Misaligned storage is copied, and released at once.
+  Tensor copy =
+      FromNpyMemory("<f4", {16}, reinterpret_cast<uint8_t*>(aligned + 1), count, "b").value();
+  EXPECT_EQ(releases, 2);
+  EXPECT_NE(copy.data<float>(), aligned + 1);
+  EXPECT_EQ(copy.data<float>()[1], 3.0f);
+  // Big-endian words are swapped, bools made 0 or 1, both in a copy.
+  alignas(64) uint8_t be[8] = {0, 0, 0, 1, 0, 0, 1, 0};
+  Tensor swapped = FromNpyMemory(">i4", {2}, be, count, "c").value();
+  EXPECT_EQ(swapped.data<int32_t>()[1], 256);
+  EXPECT_EQ(be[3], 1);  // the caller's data is left alone
+  alignas(64) uint8_t bools[3] = {0, 7, 1};
+  Tensor b = FromNpyMemory("|b1", {3}, bools, count, "d").value();
+  EXPECT_EQ(b.data<uint8_t>()[1], 1);
+  EXPECT_EQ(bools[1], 7);
+  EXPECT_EQ(releases, 4);
+  // Errors release too, and name the input.
+  StatusOr<Tensor> bad = FromNpyMemory("<U3", {2}, be, count, "input 3");
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(bad.status().message(), "input 3: numpy dtype '<U3' is not supported");
+  StatusOr<Tensor> huge = FromNpyMemory("<f8", {int64_t{1} << 40, 1 << 30}, be, count, "e");
+  EXPECT_FALSE(huge.ok());
+  EXPECT_EQ(releases, 6);
+  // An empty array needs no storage of the caller's.
+  Tensor empty = FromNpyMemory("<f4", {0, 3}, nullptr, count, "f").value();
+  EXPECT_EQ(empty.num_elements(), 0);
+}
+
+TEST(Npy, ElementsAsNumpyHoldsThem) {
+  Tensor bf16 = Filled(ElementType::kBF16, {4});
+  EXPECT_EQ(NpyDtype(ElementType::kBF16), "<f4");
+  float widened[4];
+  ToNpyElements(bf16, reinterpret_cast<uint8_t*>(widened));
+  EXPECT_EQ(widened[0], -2.0f);
+  EXPECT_EQ(widened[3], -0.5f);
+  Tensor i16 = Filled(ElementType::kSI16, {3});
+  EXPECT_EQ(NpyDtype(ElementType::kSI16), "<i2");
+  int16_t same[3];
+  ToNpyElements(i16, reinterpret_cast<uint8_t*>(same));
+  EXPECT_EQ(same[0], -1);
+  EXPECT_EQ(same[2], 1);
+}
+
 TEST(Npy, ScalarAndEmptyShapes) {
   for (ir::Shape shape : {ir::Shape{}, ir::Shape{0}, ir::Shape{2, 0, 3}}) {
     Tensor t = Filled(ElementType::kF32, shape);

@@ -1,8 +1,11 @@
 // _tpusim: the C++ side of the `tpusim` Python package (python/tpusim).
-// Arrays cross as .npy bytes, so every dtype, byte order and layout numpy
-// writes is read by the same code as `tpusim run --input`; the package turns
-// them back into numpy arrays. Errors raise tpusim.Error with the message the
-// command line prints.
+// Arrays cross without copies where they can: an input's numpy storage
+// becomes the tensor's, read in place while the run holds a reference to
+// the array, and a result's tensor storage becomes the numpy array's. Their
+// dtypes follow the .npy rules of `tpusim run --input` and --output-dir
+// (io/npy.h). Errors raise tpusim.Error with the message the command line
+// prints.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -56,14 +59,59 @@ StatusOr<ops::EvalOptions> EvalOptionsOf(const std::string& numerics,
 
 struct RunArgs {
   std::string text, name;               // the program and what errors call it
-  std::vector<py::bytes> inputs;        // .npy bytes, one per parameter
+  std::vector<py::array> inputs;        // C-contiguous, native byte order
   std::vector<std::string> arg_shapes;  // "NAME=DIMS", as --arg-shape takes them
   std::string onnx_path;                // an ONNX model's file, read here (not text)
   std::string chip, chip_file, slice, topology, entry, numerics, precision;
   bool timing_only = false, overlap = true, trace = false;
 };
 
-// Returns (results as .npy bytes, text report, JSON report, trace, HTML page).
+// Input `index` as a tensor over the array's own storage where io allows,
+// holding a reference to the array until the last tensor sharing it is gone.
+// That may be on a worker thread while the run has let the GIL go, so the
+// reference is dropped under the GIL.
+Tensor TensorOf(const py::array& a, size_t index) {
+  if (!(a.flags() & py::array::c_style)) {
+    throw Error("input " + std::to_string(index) + ": not a C-contiguous array");
+  }
+  std::string dtype = py::str(a.dtype().attr("str"));
+  ir::Shape shape(a.shape(), a.shape() + a.ndim());
+  PyObject* owner = a.ptr();
+  Py_INCREF(owner);
+  return ValueOr(io::FromNpyMemory(
+      dtype, shape, static_cast<const uint8_t*>(a.data()),
+      [owner] {
+        py::gil_scoped_acquire gil;
+        Py_DECREF(owner);
+      },
+      "input " + std::to_string(index)));
+}
+
+// Result `t` as a numpy array. Storage no other tensor shares (no input's,
+// no other result's) passes to the array; types numpy lacks are widened as
+// .npy files widen them.
+py::array ArrayOf(Tensor t) {
+  if (!t.type().is_tensor()) throw Error("a result of type " + t.type().ToString() +
+                                         " has no numpy array");
+  py::dtype dtype(io::NpyDtype(t.element()));
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  const bool own = io::NpyElementType(t.element()) == t.element() && t.unique_storage() &&
+                   t.size_bytes() > 0;
+  if (own) {
+    auto* kept = new Tensor(std::move(t));
+    py::capsule base(kept, [](void* p) { delete static_cast<Tensor*>(p); });
+    return py::array(dtype, shape, kept->raw(), base);
+  }
+  py::array out(dtype, shape);
+  auto* dst = static_cast<uint8_t*>(out.mutable_data());
+  {
+    py::gil_scoped_release unlocked;  // widening a large result takes a while
+    io::ToNpyElements(t, dst);
+  }
+  return out;
+}
+
+// Returns (results as numpy arrays, text report, JSON report, trace, HTML page).
 py::tuple Run(const RunArgs& a) {
   runtime::RunOptions o;
   o.chip = a.chip;
@@ -78,9 +126,7 @@ py::tuple Run(const RunArgs& a) {
   o.report_html = "(in memory)";         // and the page, for Report.html
   o.eval = ValueOr(EvalOptionsOf(a.numerics, a.precision));
   std::vector<Tensor> args;
-  for (size_t i = 0; i < a.inputs.size(); ++i) {
-    args.push_back(ValueOr(io::DecodeNpy(std::string(a.inputs[i]), "input " + std::to_string(i))));
-  }
+  for (size_t i = 0; i < a.inputs.size(); ++i) args.push_back(TensorOf(a.inputs[i], i));
   runtime::Execution e;
   {
     py::gil_scoped_release unlocked;  // a long run lets other Python threads go on
@@ -91,7 +137,7 @@ py::tuple Run(const RunArgs& a) {
     e = ValueOr(runtime::Execute(std::move(module), std::move(args), o));
   }
   py::list results;
-  for (const Tensor& t : e.results) results.append(py::bytes(ValueOr(io::EncodeNpy(t))));
+  for (Tensor& t : e.results) results.append(ArrayOf(std::move(t)));
   return py::make_tuple(results, e.text_report, e.json_report, e.trace, e.html_report);
 }
 

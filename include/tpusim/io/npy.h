@@ -11,6 +11,8 @@
 #ifndef TPUSIM_IO_NPY_H_
 #define TPUSIM_IO_NPY_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -31,8 +33,28 @@ StatusOr<Tensor> DecodeNpy(std::string_view bytes, const std::string& name);
 // rename, as WriteNpy does, is fine).
 StatusOr<Tensor> ReadNpy(const std::string& path);
 
+// A tensor of an array in numpy's memory: row-major `data` of `shape`, its
+// dtype spelled as .npy headers and numpy's dtype.str do ("<f4", "|b1").
+// Data that needs no change (native byte order, not bool, 64-byte aligned)
+// is adopted, not copied: it must stay valid and unchanged until `release`
+// runs, when the last Tensor sharing it is gone. Else it is copied, and
+// `release` runs before this returns, as it does on any error. `data` is
+// never written. `name` labels errors; dtypes the reader rejects are
+// kUnimplemented.
+StatusOr<Tensor> FromNpyMemory(const std::string& dtype, const ir::Shape& shape,
+                               const uint8_t* data, std::function<void()> release,
+                               const std::string& name);
+
 // The element type a tensor of type `t` is stored as in a .npy file.
 ir::ElementType NpyElementType(ir::ElementType t);
+
+// The numpy dtype string ("<f4") of NpyElementType(t).
+std::string NpyDtype(ir::ElementType t);
+
+// Writes the elements of array `t` as NpyElementType(t.element()) stores
+// them (widened where that differs) to `out`, which holds
+// t.num_elements() of them.
+void ToNpyElements(const Tensor& t, uint8_t* out);
 
 // The bytes of a .npy file holding `t`. REQUIRES nothing; tuples and tokens
 // are kInvalidArgument.
