@@ -88,7 +88,17 @@ StatusOr<Tensor> ConvertInput(const Tensor& t, const ir::Type& want, const std::
   if (!floats && !small_ints) return InvalidArgument(mismatch);
   TPUSIM_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateUninitialized(want));
   if (floats) {
-    numerics::ConvertFloatArray(from, t.raw(), to, out.mutable_raw(), t.num_elements());
+    // Each element converts alone: any split gives the same bits.
+    const int in_w = ir::StorageBytes(from), out_w = ir::StorageBytes(to);
+    const uint8_t* in = t.raw();
+    uint8_t* dst = out.mutable_raw();
+    ops::ParallelFor(
+        t.num_elements(), ops::kParallelElements,
+        [&](int64_t begin, int64_t end) {
+          numerics::ConvertFloatArray(from, in + begin * in_w, to, dst + begin * out_w,
+                                      end - begin);
+        },
+        /*align=*/1024);
     return out;
   }
   int in_w = ir::StorageBytes(from), out_w = ir::StorageBytes(to);

@@ -1,8 +1,9 @@
 #include "ops/kernels/matmul.h"
 
 #include <algorithm>
-#include <optional>
+#include <atomic>
 #include <complex>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "ops/kernels/elementwise_kernel.h"
 #include "ops/util/index_util.h"
 #include "ops/util/op_util.h"
+#include "ops/util/parallel.h"
 #include "tpusim/numerics/float_arrays.h"
 #include "tpusim/numerics/float_formats.h"
 
@@ -213,10 +215,16 @@ StatusOr<MatrixView> WithoutSubnormals(const MatrixView& v, int64_t batch, int64
   const int64_t n = v.tensor->num_elements();
   const bool f32 = t == ElementType::kF32;
   if (!f32 && t != ElementType::kBF16) return v;
-  if (f32 ? !numerics::AnySubnormalFloat(v.tensor->data<float>(), n)
-          : !numerics::AnySubnormalBf16(v.tensor->data<uint16_t>(), n)) {
-    return v;
-  }
+  std::atomic<bool> any{false};
+  ParallelFor(n, kParallelElements, [&](int64_t begin, int64_t end) {
+    if (any.load(std::memory_order_relaxed)) return;
+    const int64_t m = end - begin;
+    if (f32 ? numerics::AnySubnormalFloat(v.tensor->data<float>() + begin, m)
+            : numerics::AnySubnormalBf16(v.tensor->data<uint16_t>() + begin, m)) {
+      any.store(true, std::memory_order_relaxed);
+    }
+  }, /*align=*/1024);
+  if (!any.load()) return v;
   TPUSIM_ASSIGN_OR_RETURN(keep, PackDense(v, batch, rows, cols));
   if (f32) {
     numerics::FlushSubnormalFloats(keep->mutable_data<float>(), keep->num_elements());
