@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "numerics/vector_clones.h"
 #include "ops/util/parallel.h"
 #include "tpusim/io/npy.h"
 #include "tpusim/numerics/float_arrays.h"
@@ -241,7 +242,7 @@ struct Stats {
   }
   // REQUIRES: n % kLanes == 0 unless this is the last call.
   template <class T>
-  void Add(const T* v, int64_t n) {
+  TPUSIM_VECTOR_CLONES void Add(const T* v, int64_t n) {
     // The lanes in locals, which stay in registers through the loop.
     double l[kLanes], h[kLanes], s[kLanes];
     for (int k = 0; k < kLanes; ++k) l[k] = lo[k], h[k] = hi[k], s[k] = sum[k];

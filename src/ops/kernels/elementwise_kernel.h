@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "numerics/vector_clones.h"
 #include "ops/kernels/chunk_kernels.h"
 #include "ops/util/op_util.h"
 #include "ops/util/parallel.h"
@@ -208,7 +209,10 @@ decltype(auto) VisitCodec(ir::ElementType t, Fn&& fn) {
 // ---------------------------------------------------------------- loops
 
 // Elements per block: full blocks have a constant trip count, which lets the
-// compiler vectorize them without a scalar epilogue.
+// compiler vectorize them without a scalar epilogue. The serial loops over
+// whole ranges are built for AVX-512 too (TPUSIM_VECTOR_CLONES); the blocks
+// inline into each build, and values are the same bits in both (no FMA
+// contraction under -std=c++20, and IEEE vector arithmetic).
 inline constexpr int64_t kBlock = 512;
 
 template <class CI, class CO, class F>
@@ -233,8 +237,8 @@ inline bool SameArray(const SI* in, const SO* out) {
 
 // MapUnary on one thread.
 template <class CI, class CO, class F>
-void MapUnarySerial(const CI& ci, const typename CI::Storage* in, const CO& co,
-                    typename CO::Storage* out, int64_t n, const F& f) {
+TPUSIM_VECTOR_CLONES void MapUnarySerial(const CI& ci, const typename CI::Storage* in, const CO& co,
+                                         typename CO::Storage* out, int64_t n, const F& f) {
   int64_t i = 0;
   if constexpr (std::is_same_v<typename CI::Storage, typename CO::Storage>) {
     if (SameArray(in, out)) {
@@ -278,8 +282,9 @@ inline void BinaryBlockInPlace(const C& c, typename C::Storage* __restrict io,
 }
 
 template <bool kFirst, class C, class F>
-void MapBinaryInPlace(const C& c, typename C::Storage* io, const typename C::Storage* other,
-                      int64_t n, const F& f) {
+TPUSIM_VECTOR_CLONES void MapBinaryInPlace(const C& c, typename C::Storage* io,
+                                           const typename C::Storage* other, int64_t n,
+                                           const F& f) {
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     BinaryBlockInPlace<kFirst>(c, io + i, other + i, kBlock, f);
@@ -289,8 +294,9 @@ void MapBinaryInPlace(const C& c, typename C::Storage* io, const typename C::Sto
 
 // MapBinary on one thread.
 template <class CI, class CO, class F>
-void MapBinarySerial(const CI& ci, const typename CI::Storage* a, const typename CI::Storage* b,
-                     const CO& co, typename CO::Storage* out, int64_t n, const F& f) {
+TPUSIM_VECTOR_CLONES void MapBinarySerial(const CI& ci, const typename CI::Storage* a,
+                                          const typename CI::Storage* b, const CO& co,
+                                          typename CO::Storage* out, int64_t n, const F& f) {
   if constexpr (std::is_same_v<typename CI::Storage, typename CO::Storage>) {
     // An operand and the result share storage only when their element types
     // are one, so `co` decodes the operand as `ci` would.
@@ -323,8 +329,9 @@ inline void ScalarBlockInPlace(const C& c, typename C::Compute s,
 }
 
 template <bool kScalarFirst, class CI, class CO, class F>
-void MapScalarSerial(const CI& ci, typename CI::Compute s, const typename CI::Storage* v,
-                     const CO& co, typename CO::Storage* out, int64_t n, const F& f) {
+TPUSIM_VECTOR_CLONES void MapScalarSerial(const CI& ci, typename CI::Compute s,
+                                          const typename CI::Storage* v, const CO& co,
+                                          typename CO::Storage* out, int64_t n, const F& f) {
   int64_t i = 0;
   if constexpr (std::is_same_v<typename CI::Storage, typename CO::Storage>) {
     if (SameArray(v, out)) {
