@@ -226,8 +226,9 @@ class ArraysTest(unittest.TestCase):
                 self.assertFalse(np.shares_memory(a, a2))
                 a[0, 0] = 99
                 self.assertEqual(a2[0, 0], self.x[0, 0])
-                # A fresh result's storage passes to its array.
-                self.assertEqual(type(doubled.base).__name__, "PyCapsule")
+                # Each array holds tensor storage of its own.
+                for r in (a, a2, updated, doubled):
+                    self.assertEqual(type(r.base).__name__, "PyCapsule")
                 (squared,), _ = tpusim.run(UPDATE, x, self.u, numerics=numerics)
                 np.testing.assert_array_equal(x, self.x)
                 np.testing.assert_array_equal(squared, want * want)

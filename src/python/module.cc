@@ -87,28 +87,28 @@ Tensor TensorOf(const py::array& a, size_t index) {
       "input " + std::to_string(index)));
 }
 
-// Result `t` as a numpy array. Storage no other tensor shares (no input's,
-// no other result's) passes to the array; types numpy lacks are widened as
-// .npy files widen them.
+// Result `t` as a numpy array owning a tensor's storage: the result's own
+// when no other tensor shares it (no input's, no other result's) and numpy
+// has its type, else a copy, widened as .npy files widen types numpy lacks.
+// A copy's storage, like any tensor's, comes from pages tpusim reuses, where
+// a fresh numpy array would fault in new ones on every run.
 py::array ArrayOf(Tensor t) {
-  if (!t.type().is_tensor()) throw Error("a result of type " + t.type().ToString() +
-                                         " has no numpy array");
-  py::dtype dtype(io::NpyDtype(t.element()));
+  if (!t.type().is_tensor()) {
+    throw Error("a result of type " + t.type().ToString() + " has no numpy array");
+  }
+  const ir::ElementType stored = io::NpyElementType(t.element());
+  if (stored != t.element() || !t.unique_storage()) {
+    Tensor copy = ValueOr(Tensor::AllocateUninitialized(ir::Type::Tensor(stored, t.shape())));
+    {
+      py::gil_scoped_release unlocked;  // widening a large result takes a while
+      io::ToNpyElements(t, copy.mutable_raw());
+    }
+    t = std::move(copy);
+  }
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  const bool own = io::NpyElementType(t.element()) == t.element() && t.unique_storage() &&
-                   t.size_bytes() > 0;
-  if (own) {
-    auto* kept = new Tensor(std::move(t));
-    py::capsule base(kept, [](void* p) { delete static_cast<Tensor*>(p); });
-    return py::array(dtype, shape, kept->raw(), base);
-  }
-  py::array out(dtype, shape);
-  auto* dst = static_cast<uint8_t*>(out.mutable_data());
-  {
-    py::gil_scoped_release unlocked;  // widening a large result takes a while
-    io::ToNpyElements(t, dst);
-  }
-  return out;
+  auto* kept = new Tensor(std::move(t));
+  py::capsule base(kept, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(py::dtype(io::NpyDtype(stored)), shape, kept->raw(), base);
 }
 
 // Returns (results as numpy arrays, text report, JSON report, trace, HTML page).
