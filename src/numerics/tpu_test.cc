@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "tpusim/numerics/float_formats.h"
 
@@ -60,6 +61,31 @@ TEST(SplitBf16Test, ThreePartsAreExactTwoAreClose) {
     ASSERT_EQ(double{p[0]} + p[1] + p[2], double{x});
     SplitBf16(x, 2, p);
     ASSERT_LE(std::fabs(double{p[0]} + p[1] - x), std::ldexp(std::fabs(x), -16));
+  }
+}
+
+// The array form gives SplitBf16's parts as bf16 bits, for every kind of
+// input (every exponent, signs, subnormals, inf, NaN payloads), in blocks and
+// a tail.
+TEST(SplitBf16Test, ArrayFormHasTheSameBits) {
+  std::vector<float> in;
+  for (uint64_t b = 0; b <= 0xFFFFFFFFu; b += 65521) in.push_back(F(static_cast<uint32_t>(b)));
+  for (uint32_t b : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00001u, 0x7F800001u,
+                     0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu, 0x3F808000u}) {
+    in.push_back(F(b));
+  }
+  const int64_t n = static_cast<int64_t>(in.size());
+  for (int parts = 1; parts <= 3; ++parts) {
+    std::vector<uint16_t> planes(static_cast<size_t>(parts * n));
+    SplitBf16Array(in.data(), n, parts, planes.data(), n);
+    for (int64_t j = 0; j < n; ++j) {
+      float p[3];
+      SplitBf16(in[j], parts, p);
+      for (int i = 0; i < parts; ++i) {
+        ASSERT_EQ(planes[i * n + j], FloatToBf16(p[i]))
+            << "part " << i << " of " << std::hex << std::bit_cast<uint32_t>(in[j]);
+      }
+    }
   }
 }
 

@@ -29,6 +29,11 @@ float TpuRoundToBf16(float f);
 // bf16 rounding of what the previous parts leave: x ~= parts[0] + ... .
 void SplitBf16(float x, int n, float* parts);
 
+// SplitBf16 over `count` floats, each part as its bf16 bits: part i of
+// in[j] goes to planes[i * plane_stride + j]. The bits FloatToBf16 gives
+// SplitBf16's parts, element by element; vectorised.
+void SplitBf16Array(const float* in, int64_t count, int n, uint16_t* planes, int64_t plane_stride);
+
 }  // namespace tpusim::numerics
 
 #endif  // TPUSIM_NUMERICS_TPU_H_

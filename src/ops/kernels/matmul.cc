@@ -301,20 +301,29 @@ std::vector<std::pair<int, int>> Passes(MatmulPrecision p) {
   return {{0, 0}};
 }
 
-// Splits an f32 view into `parts` dense bf16 planes [parts][batch, rows, cols].
+// Splits an f32 view into `parts` dense bf16 planes [parts][batch, rows, cols],
+// rows on the host's cores.
 StatusOr<Tensor> SplitPlanes(const MatrixView& v, int64_t batch, int64_t rows, int64_t cols,
                              int parts) {
   TPUSIM_ASSIGN_OR_RETURN(Tensor planes, Scratch(ElementType::kBF16, {parts, batch, rows, cols}));
   const int64_t plane = batch * rows * cols;
-  const int64_t shape[3] = {batch, rows, cols};
-  const int64_t dense[3] = {rows * cols, cols, 1};
   const float* src = v.tensor->data<float>() + v.offset;
   uint16_t* dst = planes.mutable_data<uint16_t>();
-  ForEachStrided(shape, v.strides, dense, [&](int64_t s, int64_t d) {
-    float part[3];
-    numerics::SplitBf16(src[s], parts, part);
-    for (int i = 0; i < parts; ++i) dst[i * plane + d] = numerics::FloatToBf16(part[i]);
-  });
+  if (v.strides[2] != 1) {  // columns apart: element by element
+    const int64_t shape[3] = {batch, rows, cols};
+    const int64_t dense[3] = {rows * cols, cols, 1};
+    ForEachStrided(shape, v.strides, dense, [&](int64_t s, int64_t d) {
+      numerics::SplitBf16Array(src + s, 1, parts, dst + d, plane);
+    });
+    return planes;
+  }
+  ParallelFor(batch * rows, std::max<int64_t>(1, kParallelElements / std::max<int64_t>(cols, 1)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                  const int64_t at = r / rows * v.strides[0] + r % rows * v.strides[1];
+                  numerics::SplitBf16Array(src + at, cols, parts, dst + r * cols, plane);
+                }
+              });
   return planes;
 }
 
