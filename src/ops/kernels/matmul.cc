@@ -97,14 +97,29 @@ void PackAs(const MatrixView& v, int64_t batch, int64_t rows, int64_t cols, Acc*
   });
 }
 
-// Writes a dense Acc array into `out`'s storage with `out`'s element type.
+// Writes a dense Acc array into `out`'s storage with `out`'s element type,
+// on the host's cores.
 template <class Acc>
 void StoreAll(const Acc* acc, Tensor& out, bool tpu_bf16) {
   const int64_t n = out.num_elements();
+  if constexpr (std::is_same_v<Acc, float>) {
+    if (tpu_bf16 && out.element() == ElementType::kBF16) {  // FromAcc's rounding, vectorised
+      uint16_t* dst = out.mutable_data<uint16_t>();
+      ParallelFor(
+          n, kParallelElements,
+          [&](int64_t begin, int64_t end) {
+            numerics::TpuFloatToBf16Array(acc + begin, dst + begin, end - begin);
+          },
+          /*align=*/1024);
+      return;
+    }
+  }
   VisitCodec(out.element(), [&](const auto& codec) {
     using Storage = typename std::decay_t<decltype(codec)>::Storage;
     Storage* dst = out.template mutable_data<Storage>();
-    for (int64_t i = 0; i < n; ++i) dst[i] = FromAcc(codec, acc[i], tpu_bf16);
+    ParallelFor(n, kParallelElements, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) dst[i] = FromAcc(codec, acc[i], tpu_bf16);
+    });
   });
 }
 
@@ -216,14 +231,17 @@ StatusOr<MatrixView> WithoutSubnormals(const MatrixView& v, int64_t batch, int64
   const bool f32 = t == ElementType::kF32;
   if (!f32 && t != ElementType::kBF16) return v;
   std::atomic<bool> any{false};
-  ParallelFor(n, kParallelElements, [&](int64_t begin, int64_t end) {
-    if (any.load(std::memory_order_relaxed)) return;
-    const int64_t m = end - begin;
-    if (f32 ? numerics::AnySubnormalFloat(v.tensor->data<float>() + begin, m)
-            : numerics::AnySubnormalBf16(v.tensor->data<uint16_t>() + begin, m)) {
-      any.store(true, std::memory_order_relaxed);
-    }
-  }, /*align=*/1024);
+  ParallelFor(
+      n, kParallelElements,
+      [&](int64_t begin, int64_t end) {
+        if (any.load(std::memory_order_relaxed)) return;
+        const int64_t m = end - begin;
+        if (f32 ? numerics::AnySubnormalFloat(v.tensor->data<float>() + begin, m)
+                : numerics::AnySubnormalBf16(v.tensor->data<uint16_t>() + begin, m)) {
+          any.store(true, std::memory_order_relaxed);
+        }
+      },
+      /*align=*/1024);
   if (!any.load()) return v;
   TPUSIM_ASSIGN_OR_RETURN(keep, PackDense(v, batch, rows, cols));
   if (f32) {
