@@ -12,7 +12,9 @@ exits 0 unless something errors):
            Each row also times the same process with a + b in place of the
            product, and the ratio it would reach with a product as fast as
            the reference's; and, where build/python holds tpusim's module,
-           tpusim.run on the same arrays in this process, warm.
+           tpusim.run on the same arrays in this process, warm. The part
+           starts with the time tpusim takes to start and exit alone
+           (`tpusim --version`).
   tiny     the train step of a 25M Llama-style model (`tpusim model --emit`,
            4 layers, d_model 512, batch 4 x 256): tpusim's whole `run` with
            --input files against its PyTorch twin (bench/torch_twin.py,
@@ -350,6 +352,8 @@ def bench_matmuls():
     say("   (inputs f32 .npy; tpusim converts them to the bf16 parameters; one untimed run first)")
     d = os.path.join(ARGS.work_dir, "matmul")
     os.makedirs(d, exist_ok=True)
+    start = min(run_tpusim(["--version"], os.path.join(d, "version.log")).wall for _ in range(5))
+    say(f"   tpusim's start and exit alone (tpusim --version): {start:.4f} s (best of 5)")
     rng = np.random.default_rng(0)
     module = tpusim_module()
     for n in [int(s) for s in ARGS.sizes.split(",")]:
