@@ -129,8 +129,8 @@ def _looks_like_program(text):
 
 
 def _host_array(value, index):
-    """`value` as the array tpusim reads in place: C-contiguous, native byte
-    order, a dtype tpusim has (others are named by tpusim.Error)."""
+    """`value` as an array in C order, which tpusim reads in place where it
+    can (its dtype and byte order are tpusim's to check, as for .npy files)."""
     a = np.asarray(value)
     # bf16 and other ml_dtypes types are opaque to tpusim: widen them to
     # float32 (exactly) and let tpusim round back to the parameter's type.
@@ -139,8 +139,6 @@ def _host_array(value, index):
             a = a.astype(np.float32)
         except (TypeError, ValueError) as e:
             raise TypeError("input %d: dtype %s is not supported" % (index, a.dtype)) from e
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.c_contiguous:
         a = a.copy(order="C")
     return a

@@ -183,12 +183,7 @@ TPUSIM_VECTOR_CLONES void HalfToFloatArray(const uint16_t* in, float* out, int64
 }
 
 TPUSIM_VECTOR_CLONES void TpuFloatToBf16Array(const float* in, uint16_t* out, int64_t n) {
-  // TpuFloatToBf16 inline: zero and subnormal inputs give a signed zero.
-  Map(in, out, n, [](float f) {
-    uint32_t b = std::bit_cast<uint32_t>(f);
-    uint16_t r = FloatToBf16(f);
-    return (b & 0x7F800000u) == 0 ? static_cast<uint16_t>((b >> 16) & 0x8000u) : r;
-  });
+  Map(in, out, n, [](float f) { return TpuFloatToBf16(f); });
 }
 
 void EncodeSmallFloatArray(ElementType t, const float* in, void* out, int64_t n) {

@@ -59,7 +59,7 @@ StatusOr<ops::EvalOptions> EvalOptionsOf(const std::string& numerics,
 
 struct RunArgs {
   std::string text, name;               // the program and what errors call it
-  std::vector<py::array> inputs;        // C-contiguous, native byte order
+  std::vector<py::array> inputs;        // C order, either byte order
   std::vector<std::string> arg_shapes;  // "NAME=DIMS", as --arg-shape takes them
   std::string onnx_path;                // an ONNX model's file, read here (not text)
   std::string chip, chip_file, slice, topology, entry, numerics, precision;

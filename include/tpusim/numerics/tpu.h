@@ -5,7 +5,10 @@
 #ifndef TPUSIM_NUMERICS_TPU_H_
 #define TPUSIM_NUMERICS_TPU_H_
 
+#include <bit>
 #include <cstdint>
+
+#include "tpusim/numerics/float_formats.h"
 
 namespace tpusim::numerics {
 
@@ -20,10 +23,16 @@ int NumPasses(MatmulPrecision p);  // 1, 3, 6
 const char* MatmulPrecisionName(MatmulPrecision p);  // "DEFAULT", ...
 
 // The TPU's f32 -> bf16: round to nearest even, overflow to inf, subnormal
-// inputs and results flushed to (signed) zero, NaN and inf kept.
-uint16_t TpuFloatToBf16(float f);
+// inputs and results flushed to (signed) zero, NaN and inf kept. Inline, so
+// that loops over arrays vectorise.
+inline uint16_t TpuFloatToBf16(float f) {
+  uint32_t b = std::bit_cast<uint32_t>(f);
+  // bf16 has f32's exponent range, so only subnormal inputs give subnormal
+  // results; the TPU's vector unit flushes them.
+  return (b & 0x7F800000u) == 0 ? static_cast<uint16_t>((b >> 16) & 0x8000u) : FloatToBf16(f);
+}
 // TpuFloatToBf16 then back to f32.
-float TpuRoundToBf16(float f);
+inline float TpuRoundToBf16(float f) { return Bf16ToFloat(TpuFloatToBf16(f)); }
 
 // Splits x into n bf16-representable parts (n = 1, 2 or 3), each the TPU
 // bf16 rounding of what the previous parts leave: x ~= parts[0] + ... .
