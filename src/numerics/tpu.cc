@@ -1,8 +1,5 @@
 #include "tpusim/numerics/tpu.h"
 
-#include <bit>
-#include <cmath>
-
 #include "numerics/vector_clones.h"
 #include "tpusim/numerics/float_formats.h"
 
